@@ -1,0 +1,165 @@
+//! Errors, grouped by cause: the peer broke the protocol, the two sockets cannot talk to each
+//! other, a local limit was hit, a timer ran out, or the caller misused the API.
+//!
+//! A session error is fatal and sticky (the connection is over and the session keeps saying
+//! why); a [`UsageError`] is not, and leaves the session as it was.
+
+use std::fmt;
+
+use crate::socket_type::SocketType;
+
+/// The peer sent something ZMTP does not allow.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProtocolError {
+    /// The first bytes are not a ZMTP 3 greeting signature (or are a ZMTP 1.0 peer).
+    #[error("peer is not speaking ZMTP (bad greeting signature)")]
+    NotZmtp,
+    /// The peer announced a major version below 3, which omq does not speak.
+    #[error("peer speaks ZMTP {major}.x; omq needs ZMTP 3.0 or later")]
+    UnsupportedVersion {
+        /// The peer's major version.
+        major: u8,
+    },
+    /// The peer's security mechanism is not ours.
+    #[error("security mechanism mismatch: we use {ours}, peer uses {theirs}")]
+    MechanismMismatch {
+        /// Our mechanism name.
+        ours: String,
+        /// The peer's mechanism name (printable form).
+        theirs: String,
+    },
+    /// Both sides claim the same server/client role in a mechanism that needs one of each.
+    #[error("both peers claim the same as-server role")]
+    RoleMismatch,
+    /// A command frame had its MORE flag set.
+    #[error("command frame with the MORE flag")]
+    CommandWithMore,
+    /// A command frame was empty or its name ran past its end.
+    #[error("malformed command frame")]
+    MalformedCommandFrame,
+    /// A known command had a body its definition does not allow.
+    #[error("malformed {name} command")]
+    MalformedCommand {
+        /// The command's name.
+        name: &'static str,
+    },
+    /// A property list was truncated or held an invalid name.
+    #[error("malformed metadata in handshake")]
+    MalformedMetadata,
+    /// A command that does not belong at this point of the handshake.
+    #[error("unexpected {name} command during handshake")]
+    UnexpectedCommand {
+        /// The command's name (printable form).
+        name: String,
+    },
+    /// A message frame arrived before the handshake finished.
+    #[error("message frame before the handshake completed")]
+    UnexpectedMessage,
+    /// READY carried no Socket-Type property.
+    #[error("peer did not say its socket type")]
+    MissingSocketType,
+    /// READY carried a Socket-Type omq does not know.
+    #[error("unknown peer socket type {0:?}")]
+    UnknownSocketType(String),
+    /// The peer's Identity property is not a valid routing id (longer than 255 bytes, or
+    /// starting with a zero byte, which libzmq reserves for generated ids).
+    #[error("invalid peer routing id")]
+    InvalidRoutingId,
+    /// The security mechanism rejected a handshake or traffic frame (a CURVE box that does not
+    /// open, a replayed nonce, a malformed HELLO...).
+    #[error("security mechanism: {0}")]
+    Mechanism(String),
+}
+
+/// A local limit the peer exceeded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LimitError {
+    /// A frame larger than the configured maximum message size (MAXMSGSIZE).
+    #[error("frame of {size} bytes exceeds the maximum message size of {max}")]
+    MessageTooLarge {
+        /// Announced frame size.
+        size: u64,
+        /// Configured maximum.
+        max: u64,
+    },
+    /// A multipart message with more parts than the session accepts.
+    #[error("message has more than {max} parts")]
+    TooManyParts {
+        /// Configured maximum.
+        max: usize,
+    },
+}
+
+/// Which timer ended a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Timeout {
+    /// The handshake did not finish within HANDSHAKE_IVL.
+    Handshake,
+    /// No traffic arrived within HEARTBEAT_TIMEOUT after our PING.
+    Heartbeat,
+    /// No traffic arrived within the TTL the peer announced in its PING.
+    PeerTtl,
+}
+
+impl fmt::Display for Timeout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Timeout::Handshake => "handshake did not complete in time",
+            Timeout::Heartbeat => "peer did not answer heartbeats in time",
+            Timeout::PeerTtl => "no traffic from peer within its heartbeat TTL",
+        })
+    }
+}
+
+/// Why a session ended. Sticky: once a session has failed it keeps this error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionError {
+    /// The peer misbehaved.
+    #[error("protocol error: {0}")]
+    Protocol(#[from] ProtocolError),
+    /// The two socket types cannot be connected (e.g. PUSH to PUB).
+    #[error("incompatible socket types: {local} cannot talk to {peer}")]
+    Incompatible {
+        /// Our socket type.
+        local: SocketType,
+        /// The peer's socket type.
+        peer: SocketType,
+    },
+    /// The peer sent an ERROR command.
+    #[error("peer reported an error: {reason}")]
+    PeerError {
+        /// The reason text the peer gave.
+        reason: String,
+    },
+    /// The peer was refused by authentication.
+    #[error("authentication failed: {reason}")]
+    AuthFailed {
+        /// Why (status text).
+        reason: String,
+    },
+    /// A local limit was exceeded.
+    #[error("limit exceeded: {0}")]
+    Limit(#[from] LimitError),
+    /// A timer ran out.
+    #[error("timeout: {0}")]
+    Timeout(Timeout),
+}
+
+/// The caller asked for something the session cannot do now. Not fatal.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum UsageError {
+    /// The handshake has not completed yet.
+    #[error("the connection is not ready yet")]
+    NotReady,
+    /// The session has failed or closed.
+    #[error("the connection is closed")]
+    Closed,
+    /// A message with no parts cannot be sent.
+    #[error("a message needs at least one part")]
+    EmptyMessage,
+}

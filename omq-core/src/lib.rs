@@ -1,0 +1,29 @@
+//! # omq-core
+//!
+//! The sans-io heart of omq, a pure-Rust ZeroMQ: everything that turns bytes into messages and
+//! back, and every rule of the protocol, as pure step functions. No async runtime, no sockets,
+//! no clock, no global randomness: time and randomness are parameters, inputs go in through
+//! `handle_*` methods and outputs come out through `poll_*` methods.
+//!
+//! - [`wire`]: greeting, frames, commands, metadata, and the transmit queue (specs 23, 37).
+//! - [`mechanism`]: security mechanisms as state machines (NULL now; PLAIN and CURVE later).
+//! - [`session`]: one peer connection from first byte to close.
+//! - [`message`]: messages and their parts.
+//!
+//! See `docs/ARCHITECTURE.md` for the run loop a driver follows.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod mechanism;
+pub mod message;
+pub mod session;
+#[cfg(any(test, feature = "sim"))]
+pub mod sim;
+pub mod socket_type;
+pub mod wire;
+
+pub use error::{LimitError, ProtocolError, SessionError, Timeout, UsageError};
+pub use message::{Message, Part};
+pub use session::{PeerInfo, Session, SessionConfig, SessionEvent};
+pub use socket_type::SocketType;

@@ -1,0 +1,362 @@
+//! Messages and their parts.
+//!
+//! A ZeroMQ message is a short list of parts (frames). Each part is either stored inline (small
+//! parts, copied out of the read buffer so that a queued small message never keeps a large read
+//! buffer alive) or held as a [`Bytes`] (larger parts; received ones are either copied into an
+//! allocation of their own or, when big, sliced out of the read buffer without a copy).
+//!
+//! The thresholds are chosen so that memory queued in a pipe is bounded by the messages' own
+//! sizes, never by the size of the buffers they were read into:
+//! - up to [`INLINE_CAP`] bytes: inline, no allocation at all (libzmq's "very small message" is 33
+//!   bytes for the same reason);
+//! - up to [`SLICE_MIN`] bytes: one exact-size allocation (what libzmq does for every message
+//!   larger than its inline size);
+//! - from [`SLICE_MIN`] bytes up: a zero-copy slice of the read buffer. The driver sizes its read
+//!   buffer from [`crate::session::Session::read_hint`], so a large body lands in a buffer that
+//!   is mostly the body itself.
+
+use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
+
+use bytes::{Buf, Bytes, BytesMut};
+use smallvec::SmallVec;
+
+use crate::wire::metadata::Metadata;
+
+/// Largest part kept inline inside the [`Part`] value itself.
+pub const INLINE_CAP: usize = 30;
+
+/// Smallest received part that is sliced out of the read buffer instead of copied.
+pub const SLICE_MIN: usize = 8 * 1024;
+
+/// One part (frame) of a message.
+#[derive(Clone)]
+pub struct Part(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    Inline { len: u8, data: [u8; INLINE_CAP] },
+    Shared(Bytes),
+}
+
+impl Part {
+    /// An empty part (the REQ/REP delimiter, for example).
+    pub const fn empty() -> Self {
+        Part(Repr::Inline {
+            len: 0,
+            data: [0; INLINE_CAP],
+        })
+    }
+
+    /// A part holding a copy of `data` (inline when it is small).
+    pub fn copy_from_slice(data: &[u8]) -> Self {
+        if data.len() <= INLINE_CAP {
+            let mut buf = [0u8; INLINE_CAP];
+            buf[..data.len()].copy_from_slice(data);
+            Part(Repr::Inline {
+                len: data.len() as u8,
+                data: buf,
+            })
+        } else {
+            Part(Repr::Shared(Bytes::copy_from_slice(data)))
+        }
+    }
+
+    /// Takes the first `len` bytes of a read buffer as a part, choosing between inline, copy
+    /// and zero-copy slice as described in the module docs. `len` must not exceed `buf.len()`.
+    pub(crate) fn take_from(buf: &mut BytesMut, len: usize) -> Self {
+        debug_assert!(len <= buf.len());
+        if len < SLICE_MIN {
+            let part = Part::copy_from_slice(&buf[..len]);
+            buf.advance(len);
+            part
+        } else {
+            Part(Repr::Shared(buf.split_to(len).freeze()))
+        }
+    }
+
+    /// The bytes of the part.
+    pub fn as_slice(&self) -> &[u8] {
+        match &self.0 {
+            Repr::Inline { len, data } => &data[..*len as usize],
+            Repr::Shared(b) => b,
+        }
+    }
+
+    /// The part as `Bytes` (copies inline data into a new allocation; free for shared parts).
+    pub fn to_bytes(&self) -> Bytes {
+        match &self.0 {
+            Repr::Inline { .. } => Bytes::copy_from_slice(self.as_slice()),
+            Repr::Shared(b) => b.clone(),
+        }
+    }
+
+    /// The shared buffer behind this part, if it is not inline. Encoders use it to hand large
+    /// bodies to a vectored write without copying them.
+    pub fn shared(&self) -> Option<&Bytes> {
+        match &self.0 {
+            Repr::Inline { .. } => None,
+            Repr::Shared(b) => Some(b),
+        }
+    }
+}
+
+impl Default for Part {
+    fn default() -> Self {
+        Part::empty()
+    }
+}
+
+impl Deref for Part {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl AsRef<[u8]> for Part {
+    fn as_ref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl PartialEq for Part {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+impl Eq for Part {}
+
+impl PartialEq<[u8]> for Part {
+    fn eq(&self, other: &[u8]) -> bool {
+        self.as_slice() == other
+    }
+}
+
+impl fmt::Debug for Part {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        debug_bytes(self.as_slice(), f)
+    }
+}
+
+/// Writes bytes as a short escaped string, truncated, so logs of large messages stay readable.
+pub(crate) fn debug_bytes(b: &[u8], f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    const SHOW: usize = 48;
+    write!(f, "b\"")?;
+    for &c in b.iter().take(SHOW) {
+        for e in std::ascii::escape_default(c) {
+            write!(f, "{}", e as char)?;
+        }
+    }
+    if b.len() > SHOW {
+        write!(f, "\"..({} bytes)", b.len())
+    } else {
+        write!(f, "\"")
+    }
+}
+
+impl From<Bytes> for Part {
+    fn from(b: Bytes) -> Self {
+        if b.len() <= INLINE_CAP {
+            Part::copy_from_slice(&b)
+        } else {
+            Part(Repr::Shared(b))
+        }
+    }
+}
+impl From<Vec<u8>> for Part {
+    fn from(v: Vec<u8>) -> Self {
+        Part::from(Bytes::from(v))
+    }
+}
+impl From<&[u8]> for Part {
+    fn from(v: &[u8]) -> Self {
+        Part::copy_from_slice(v)
+    }
+}
+impl<const N: usize> From<&[u8; N]> for Part {
+    fn from(v: &[u8; N]) -> Self {
+        Part::copy_from_slice(v)
+    }
+}
+impl From<&str> for Part {
+    fn from(v: &str) -> Self {
+        Part::copy_from_slice(v.as_bytes())
+    }
+}
+impl From<String> for Part {
+    fn from(v: String) -> Self {
+        Part::from(v.into_bytes())
+    }
+}
+impl From<&Bytes> for Part {
+    fn from(b: &Bytes) -> Self {
+        Part::from(b.clone())
+    }
+}
+
+/// A whole message: one or more parts, delivered all together or not at all.
+///
+/// Received messages also carry the metadata of the connection they came in on (the peer's
+/// READY properties, and later the authenticator's User-Id), shared by every message of that
+/// connection.
+///
+/// Two messages are equal when their parts are; metadata is not compared.
+#[derive(Clone, Default)]
+pub struct Message {
+    parts: SmallVec<[Part; 2]>,
+    metadata: Option<Arc<Metadata>>,
+}
+
+impl Message {
+    /// A message with no parts yet.
+    pub fn new() -> Self {
+        Message::default()
+    }
+
+    /// A message made of the given parts, in order.
+    pub fn multipart<I, P>(parts: I) -> Self
+    where
+        I: IntoIterator<Item = P>,
+        P: Into<Part>,
+    {
+        Message {
+            parts: parts.into_iter().map(Into::into).collect(),
+            metadata: None,
+        }
+    }
+
+    /// Appends a part.
+    pub fn push(&mut self, part: impl Into<Part>) {
+        self.parts.push(part.into());
+    }
+
+    /// Inserts a part in front (envelopes: a ROUTER's routing id, a REQ's delimiter).
+    pub fn push_front(&mut self, part: impl Into<Part>) {
+        self.parts.insert(0, part.into());
+    }
+
+    /// Removes and returns the first part.
+    pub fn pop_front(&mut self) -> Option<Part> {
+        if self.parts.is_empty() {
+            None
+        } else {
+            Some(self.parts.remove(0))
+        }
+    }
+
+    /// The parts of the message.
+    pub fn parts(&self) -> &[Part] {
+        &self.parts
+    }
+
+    /// Mutable access to the parts.
+    pub fn parts_mut(&mut self) -> &mut SmallVec<[Part; 2]> {
+        &mut self.parts
+    }
+
+    /// The number of parts.
+    pub fn len(&self) -> usize {
+        self.parts.len()
+    }
+
+    /// True when the message has no parts.
+    pub fn is_empty(&self) -> bool {
+        self.parts.is_empty()
+    }
+
+    /// Total number of body bytes over all parts.
+    pub fn byte_len(&self) -> usize {
+        self.parts.iter().map(|p| p.len()).sum()
+    }
+
+    /// The part at `i`.
+    pub fn get(&self, i: usize) -> Option<&Part> {
+        self.parts.get(i)
+    }
+
+    /// The connection metadata this message arrived with, if any.
+    pub fn metadata(&self) -> Option<&Metadata> {
+        self.metadata.as_deref()
+    }
+
+    /// A connection property of the peer this message came from (`Socket-Type`, `Identity`,
+    /// `User-Id`, or an application `X-` property), as libzmq's `zmq_msg_gets`.
+    pub fn property(&self, name: &str) -> Option<&[u8]> {
+        self.metadata.as_ref().and_then(|m| m.get(name))
+    }
+
+    /// Attaches connection metadata (done by the session for every received message).
+    pub fn set_metadata(&mut self, metadata: Option<Arc<Metadata>>) {
+        self.metadata = metadata;
+    }
+
+    /// The parts, consumed, as an iterator.
+    pub fn into_parts(self) -> impl Iterator<Item = Part> {
+        self.parts.into_iter()
+    }
+}
+
+impl PartialEq for Message {
+    fn eq(&self, other: &Self) -> bool {
+        self.parts == other.parts
+    }
+}
+impl Eq for Message {}
+
+impl fmt::Debug for Message {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.parts.iter()).finish()
+    }
+}
+
+impl<P: Into<Part>> From<P> for Message {
+    fn from(p: P) -> Self {
+        let mut m = Message::new();
+        m.push(p);
+        m
+    }
+}
+
+impl<P: Into<Part>> FromIterator<P> for Message {
+    fn from_iter<T: IntoIterator<Item = P>>(iter: T) -> Self {
+        Message::multipart(iter)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn part_sizes_choose_representation() {
+        let mut buf = BytesMut::from(&vec![7u8; 3 * SLICE_MIN][..]);
+        let small = Part::take_from(&mut buf, INLINE_CAP);
+        assert!(small.shared().is_none());
+        let mid = Part::take_from(&mut buf, INLINE_CAP + 1);
+        assert!(mid.shared().is_some());
+        let big = Part::take_from(&mut buf, SLICE_MIN);
+        assert_eq!(big.len(), SLICE_MIN);
+        assert_eq!(buf.len(), 3 * SLICE_MIN - SLICE_MIN - 2 * INLINE_CAP - 1);
+    }
+
+    #[test]
+    fn part_stays_small() {
+        // A part is about the size of a `Bytes` plus a tag: a queued message of small parts
+        // costs no heap allocation beyond the message's own (none for up to two parts).
+        assert!(std::mem::size_of::<Part>() <= 40, "{}", std::mem::size_of::<Part>());
+    }
+
+    #[test]
+    fn message_building() {
+        let mut m = Message::multipart(["a", "bb"]);
+        m.push_front(Part::empty());
+        assert_eq!(m.len(), 3);
+        assert_eq!(m.byte_len(), 3);
+        assert_eq!(m.pop_front().unwrap().len(), 0);
+        assert_eq!(&m.parts()[1][..], b"bb");
+        let single = Message::from("hello");
+        assert_eq!(single.len(), 1);
+    }
+}

@@ -1,0 +1,558 @@
+//! One peer connection, from its first byte to its end, as a sans-io state machine.
+//!
+//! Phases: greeting (sent in three stages) → mechanism handshake → ready (traffic). The session
+//! never reads a clock and never touches a socket. The driver:
+//! 1. feeds received bytes with [`Session::handle_input`] and timer expiries with
+//!    [`Session::handle_timeout`], passing the current time;
+//! 2. after every input, drains every output: [`Session::poll_transmit`] (bytes to write, in
+//!    order), [`Session::poll_event`] (handshake done, messages, subscriptions) and
+//!    [`Session::poll_timeout`] (when to call back next);
+//! 3. on an error, writes what is still queued for transmission (an ERROR command, perhaps)
+//!    and closes the connection. The error is sticky: every later call returns it again.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+
+use crate::error::{LimitError, ProtocolError, SessionError, Timeout, UsageError};
+use crate::mechanism::{LocalProperties, Mechanism, MechanismConfig};
+use crate::message::{Message, Part};
+use crate::socket_type::SocketType;
+use crate::wire::command::{Command, MAX_PING_CONTEXT};
+use crate::wire::frame::{Frame, FrameDecoder};
+use crate::wire::greeting::{Greeting, GREETING_LEN, SIGNATURE_LEN};
+use crate::wire::metadata::{self, Metadata};
+use crate::wire::tx::TxQueue;
+
+/// The longest heartbeat TTL the wire can carry (a 16-bit count of deciseconds).
+pub const MAX_HEARTBEAT_TTL: Duration = Duration::from_millis(6_553_500);
+
+/// How a session behaves. Built by the socket from its options.
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    /// Our socket type.
+    pub socket_type: SocketType,
+    /// Our routing id (ROUTING_ID), announced as Identity by REQ, DEALER and ROUTER.
+    pub routing_id: Bytes,
+    /// Application properties sent in READY (names should start with `X-`).
+    pub metadata: Metadata,
+    /// Security mechanism.
+    pub mechanism: MechanismConfig,
+    /// Our as-server role (matters to PLAIN and CURVE).
+    pub as_server: bool,
+    /// Largest frame accepted from the peer (MAXMSGSIZE; libzmq applies it per frame).
+    pub max_msg_size: Option<u64>,
+    /// Most parts accepted in one message, so endless empty MORE frames cannot grow memory.
+    pub max_parts: usize,
+    /// Time allowed from start to the end of the handshake (HANDSHAKE_IVL; None: unlimited).
+    pub handshake_ivl: Option<Duration>,
+    /// Interval between our PINGs (HEARTBEAT_IVL; None: no heartbeats).
+    pub heartbeat_ivl: Option<Duration>,
+    /// TTL announced in our PINGs (HEARTBEAT_TTL), cut to [`MAX_HEARTBEAT_TTL`].
+    pub heartbeat_ttl: Option<Duration>,
+    /// Time to wait for any traffic after a PING (HEARTBEAT_TIMEOUT; None: the interval).
+    pub heartbeat_timeout: Option<Duration>,
+}
+
+impl SessionConfig {
+    /// libzmq's defaults for a socket of the given type: NULL security, no size limit,
+    /// a 30-second handshake limit, no heartbeats.
+    pub fn new(socket_type: SocketType) -> Self {
+        SessionConfig {
+            socket_type,
+            routing_id: Bytes::new(),
+            metadata: Metadata::new(),
+            mechanism: MechanismConfig::Null,
+            as_server: false,
+            max_msg_size: None,
+            max_parts: 1 << 20,
+            handshake_ivl: Some(Duration::from_secs(30)),
+            heartbeat_ivl: None,
+            heartbeat_ttl: None,
+            heartbeat_timeout: None,
+        }
+    }
+}
+
+/// What is known about the peer once the handshake completes.
+#[derive(Debug, Clone)]
+pub struct PeerInfo {
+    /// The peer's socket type.
+    pub socket_type: SocketType,
+    /// The peer's Identity property, when it sent one.
+    pub routing_id: Option<Bytes>,
+    /// All of the peer's properties (plus, later, what authentication adds).
+    pub properties: Arc<Metadata>,
+    /// The peer's ZMTP minor version (0: 3.0, 1: 3.1).
+    pub zmtp_minor: u8,
+}
+
+/// Something the session has to tell its owner.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SessionEvent {
+    /// The handshake completed; messages may flow.
+    HandshakeSucceeded,
+    /// A whole message arrived.
+    Message(Message),
+    /// The peer subscribed to a topic prefix (SUBSCRIBE command, or a ZMTP 3.0 `\x01topic`
+    /// message arriving at a PUB or XPUB).
+    Subscribe(Bytes),
+    /// The peer cancelled a subscription.
+    Cancel(Bytes),
+    /// The peer joined a group (DISH → RADIO).
+    Join(Bytes),
+    /// The peer left a group.
+    Leave(Bytes),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Greeting,
+    Handshake,
+    Ready,
+    Failed,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Timers {
+    handshake: Option<Instant>,
+    next_ping: Option<Instant>,
+    heartbeat_timeout: Option<Instant>,
+    peer_ttl: Option<Instant>,
+}
+
+impl Timers {
+    fn earliest(&self) -> Option<Instant> {
+        [
+            self.handshake,
+            self.next_ping,
+            self.heartbeat_timeout,
+            self.peer_ttl,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+}
+
+/// One ZMTP connection.
+#[derive(Debug)]
+pub struct Session {
+    config: SessionConfig,
+    local: LocalProperties,
+    phase: Phase,
+    our_greeting: Greeting,
+    peer_greeting_buf: [u8; GREETING_LEN],
+    peer_greeting_len: usize,
+    /// How much of our greeting has been queued.
+    greeting_sent: usize,
+    peer_greeting: Option<Greeting>,
+    mechanism: Mechanism,
+    decoder: FrameDecoder,
+    tx: TxQueue,
+    events: VecDeque<SessionEvent>,
+    partial: Message,
+    peer: Option<PeerInfo>,
+    error: Option<SessionError>,
+    timers: Timers,
+}
+
+impl Session {
+    /// A session starting at `now`. Our greeting's signature is queued at once.
+    pub fn new(config: SessionConfig, now: Instant) -> Self {
+        let our_greeting = Greeting::ours(config.mechanism.name(), config.as_server);
+        let mut tx = TxQueue::new();
+        tx.push_raw(&our_greeting.encode()[..SIGNATURE_LEN]);
+        let timers = Timers {
+            handshake: config.handshake_ivl.map(|d| now + d),
+            ..Timers::default()
+        };
+        Session {
+            local: LocalProperties {
+                socket_type: config.socket_type,
+                routing_id: config.routing_id.clone(),
+                application: config.metadata.clone(),
+            },
+            mechanism: Mechanism::new(&config.mechanism, config.as_server),
+            decoder: FrameDecoder::new(config.max_msg_size),
+            config,
+            phase: Phase::Greeting,
+            our_greeting,
+            peer_greeting_buf: [0; GREETING_LEN],
+            peer_greeting_len: 0,
+            greeting_sent: SIGNATURE_LEN,
+            peer_greeting: None,
+            tx,
+            events: VecDeque::new(),
+            partial: Message::new(),
+            peer: None,
+            error: None,
+            timers,
+        }
+    }
+
+    /// Feeds received bytes. Complete frames are taken off the front of `buf`; an incomplete
+    /// one stays there for the next call (append to the same buffer). On error the session is
+    /// over; send what [`Session::poll_transmit`] still gives, then close.
+    pub fn handle_input(&mut self, buf: &mut BytesMut, now: Instant) -> Result<(), SessionError> {
+        if let Some(e) = &self.error {
+            return Err(e.clone());
+        }
+        match self.process_input(buf, now) {
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.fail(e)),
+        }
+    }
+
+    fn process_input(&mut self, buf: &mut BytesMut, now: Instant) -> Result<(), SessionError> {
+        if self.phase == Phase::Greeting {
+            self.read_greeting(buf)?;
+            if self.phase == Phase::Greeting {
+                return Ok(());
+            }
+        }
+        while let Some(frame) = self.decoder.decode(buf)? {
+            self.handle_frame(frame, now)?;
+            if self.phase == Phase::Failed {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn read_greeting(&mut self, buf: &mut BytesMut) -> Result<(), SessionError> {
+        let have = self.peer_greeting_len;
+        let take = (GREETING_LEN - have).min(buf.len());
+        self.peer_greeting_buf[have..have + take].copy_from_slice(&buf[..take]);
+        let _ = buf.split_to(take);
+        self.peer_greeting_len += take;
+        let got = &self.peer_greeting_buf[..self.peer_greeting_len];
+        Greeting::check_prefix(got)?;
+        // Stages two and three of our greeting, as libzmq: our major version once the peer's
+        // signature is in, the rest once its major version is (a peer waiting for our major
+        // before sending its own would otherwise never get it).
+        let ours = self.our_greeting.encode();
+        if self.greeting_sent == SIGNATURE_LEN && got.len() >= SIGNATURE_LEN {
+            self.tx.push_raw(&ours[SIGNATURE_LEN..SIGNATURE_LEN + 1]);
+            self.greeting_sent += 1;
+        }
+        if self.greeting_sent == SIGNATURE_LEN + 1 && got.len() > SIGNATURE_LEN {
+            self.tx.push_raw(&ours[SIGNATURE_LEN + 1..]);
+            self.greeting_sent = GREETING_LEN;
+        }
+        if self.peer_greeting_len < GREETING_LEN {
+            return Ok(());
+        }
+        let peer = Greeting::decode(&self.peer_greeting_buf)?;
+        self.mechanism.check_greeting(&self.our_greeting, &peer)?;
+        self.peer_greeting = Some(peer);
+        self.phase = Phase::Handshake;
+        self.mechanism.start(&self.local, &mut self.tx);
+        Ok(())
+    }
+
+    fn handle_frame(&mut self, frame: Frame, now: Instant) -> Result<(), SessionError> {
+        match self.phase {
+            Phase::Handshake => {
+                if !frame.is_command() {
+                    return Err(ProtocolError::UnexpectedMessage.into());
+                }
+                let body = frame.body.to_bytes();
+                if let Some(props) = self
+                    .mechanism
+                    .handle_command(&body, &self.local, &mut self.tx)?
+                {
+                    self.complete_handshake(props, now)?;
+                }
+                Ok(())
+            }
+            Phase::Ready => {
+                let frame = self.mechanism.decode_frame(frame)?;
+                // Any traffic proves the peer alive.
+                self.timers.heartbeat_timeout = None;
+                self.timers.peer_ttl = None;
+                if frame.is_command() {
+                    self.handle_traffic_command(&frame.body.to_bytes(), now)
+                } else {
+                    let more = frame.more();
+                    self.handle_part(frame.body, more)
+                }
+            }
+            Phase::Greeting | Phase::Failed => Ok(()),
+        }
+    }
+
+    fn complete_handshake(&mut self, props: Metadata, now: Instant) -> Result<(), SessionError> {
+        let Some(type_name) = props.get(metadata::SOCKET_TYPE) else {
+            return Err(ProtocolError::MissingSocketType.into());
+        };
+        let Some(peer_type) = SocketType::from_name(type_name) else {
+            return Err(
+                ProtocolError::UnknownSocketType(String::from_utf8_lossy(type_name).into()).into(),
+            );
+        };
+        if !self.config.socket_type.is_compatible(peer_type) {
+            let reason = Bytes::from_static(b"Incompatible socket type");
+            self.mechanism
+                .encode_command(&Command::Error { reason }, &mut self.tx);
+            return Err(SessionError::Incompatible {
+                local: self.config.socket_type,
+                peer: peer_type,
+            });
+        }
+        let routing_id = props
+            .get(metadata::IDENTITY)
+            .map(Bytes::copy_from_slice);
+        let zmtp_minor = self.peer_greeting.map_or(0, |g| g.minor);
+        self.peer = Some(PeerInfo {
+            socket_type: peer_type,
+            routing_id,
+            properties: Arc::new(props),
+            zmtp_minor,
+        });
+        self.phase = Phase::Ready;
+        self.timers.handshake = None;
+        self.timers.next_ping = self.config.heartbeat_ivl.map(|d| now + d);
+        self.events.push_back(SessionEvent::HandshakeSucceeded);
+        Ok(())
+    }
+
+    fn handle_part(&mut self, body: Part, more: bool) -> Result<(), SessionError> {
+        if self.partial.len() >= self.config.max_parts {
+            return Err(LimitError::TooManyParts {
+                max: self.config.max_parts,
+            }
+            .into());
+        }
+        self.partial.push(body);
+        if more {
+            return Ok(());
+        }
+        let mut msg = std::mem::take(&mut self.partial);
+        // ZMTP 3.0 subscriptions are messages whose first byte is 1 (subscribe) or 0 (cancel);
+        // libzmq accepts them from any peer, so do we.
+        if self.config.socket_type.receives_subscriptions() {
+            let first = &msg.parts()[0];
+            match first.first() {
+                Some(1) => {
+                    let topic = Bytes::copy_from_slice(&first[1..]);
+                    self.events.push_back(SessionEvent::Subscribe(topic));
+                    return Ok(());
+                }
+                Some(0) => {
+                    let topic = Bytes::copy_from_slice(&first[1..]);
+                    self.events.push_back(SessionEvent::Cancel(topic));
+                    return Ok(());
+                }
+                _ => {}
+            }
+        }
+        msg.set_metadata(self.peer.as_ref().map(|p| p.properties.clone()));
+        self.events.push_back(SessionEvent::Message(msg));
+        Ok(())
+    }
+
+    fn handle_traffic_command(&mut self, body: &Bytes, now: Instant) -> Result<(), SessionError> {
+        let cmd = match Command::decode(body) {
+            Ok(cmd) => cmd,
+            // A command we cannot parse after the handshake is skipped, as an unknown one is.
+            Err(_) => return Ok(()),
+        };
+        match cmd {
+            Command::Ping {
+                ttl_deciseconds,
+                context,
+            } => {
+                let context = context.slice(..context.len().min(MAX_PING_CONTEXT));
+                self.mechanism
+                    .encode_command(&Command::Pong { context }, &mut self.tx);
+                if ttl_deciseconds > 0 && self.timers.peer_ttl.is_none() {
+                    self.timers.peer_ttl =
+                        Some(now + Duration::from_millis(u64::from(ttl_deciseconds) * 100));
+                }
+            }
+            Command::Pong { .. } => {}
+            Command::Subscribe(t) => self.events.push_back(SessionEvent::Subscribe(t)),
+            Command::Cancel(t) => self.events.push_back(SessionEvent::Cancel(t)),
+            Command::Join(g) => self.events.push_back(SessionEvent::Join(g)),
+            Command::Leave(g) => self.events.push_back(SessionEvent::Leave(g)),
+            Command::Error { reason } => {
+                return Err(SessionError::PeerError {
+                    reason: String::from_utf8_lossy(&reason).into_owned(),
+                })
+            }
+            // Unknown commands (and a stray READY) are ignored once traffic has started.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Tells the session the time has come (call at [`Session::poll_timeout`]'s instant, or
+    /// later; calling early does nothing).
+    pub fn handle_timeout(&mut self, now: Instant) -> Result<(), SessionError> {
+        if let Some(e) = &self.error {
+            return Err(e.clone());
+        }
+        let due = |t: Option<Instant>| t.is_some_and(|t| t <= now);
+        if due(self.timers.handshake) {
+            return Err(self.fail(SessionError::Timeout(Timeout::Handshake)));
+        }
+        if due(self.timers.peer_ttl) {
+            return Err(self.fail(SessionError::Timeout(Timeout::PeerTtl)));
+        }
+        if due(self.timers.heartbeat_timeout) {
+            return Err(self.fail(SessionError::Timeout(Timeout::Heartbeat)));
+        }
+        if due(self.timers.next_ping) {
+            if let Some(ivl) = self.config.heartbeat_ivl {
+                let ttl = self
+                    .config
+                    .heartbeat_ttl
+                    .map_or(0, |t| (t.min(MAX_HEARTBEAT_TTL).as_millis() / 100) as u16);
+                let ping = Command::Ping {
+                    ttl_deciseconds: ttl,
+                    context: Bytes::new(),
+                };
+                self.mechanism.encode_command(&ping, &mut self.tx);
+                self.timers.next_ping = Some(now + ivl);
+                if self.timers.heartbeat_timeout.is_none() {
+                    let wait = self.config.heartbeat_timeout.unwrap_or(ivl);
+                    self.timers.heartbeat_timeout = Some(now + wait);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn fail(&mut self, e: SessionError) -> SessionError {
+        self.phase = Phase::Failed;
+        self.timers = Timers::default();
+        self.partial = Message::new();
+        self.error = Some(e.clone());
+        e
+    }
+
+    /// Queues a message for the peer. All its parts go out together.
+    pub fn send_message(&mut self, msg: &Message) -> Result<(), UsageError> {
+        self.check_ready()?;
+        let parts = msg.parts();
+        let Some(last) = parts.len().checked_sub(1) else {
+            return Err(UsageError::EmptyMessage);
+        };
+        for (i, part) in parts.iter().enumerate() {
+            self.mechanism
+                .encode_frame(i < last, part, part.shared(), &mut self.tx);
+        }
+        Ok(())
+    }
+
+    /// Queues a command for the peer (traffic commands only: SUBSCRIBE, CANCEL, JOIN, LEAVE,
+    /// PING...). Under CURVE it travels encrypted like any frame.
+    pub fn send_command(&mut self, cmd: &Command) -> Result<(), UsageError> {
+        self.check_ready()?;
+        self.mechanism.encode_command(cmd, &mut self.tx);
+        Ok(())
+    }
+
+    /// Sends a subscription the way the peer understands it: a SUBSCRIBE command to ZMTP 3.1,
+    /// a `\x01topic` message to ZMTP 3.0.
+    pub fn send_subscribe(&mut self, topic: &[u8]) -> Result<(), UsageError> {
+        self.send_subscription(true, topic)
+    }
+
+    /// Sends a cancellation: a CANCEL command to ZMTP 3.1, a `\x00topic` message to 3.0.
+    pub fn send_cancel(&mut self, topic: &[u8]) -> Result<(), UsageError> {
+        self.send_subscription(false, topic)
+    }
+
+    fn send_subscription(&mut self, subscribe: bool, topic: &[u8]) -> Result<(), UsageError> {
+        self.check_ready()?;
+        if self.peer_greeting.is_some_and(|g| g.is_zmtp31()) {
+            let t = Bytes::copy_from_slice(topic);
+            let cmd = if subscribe {
+                Command::Subscribe(t)
+            } else {
+                Command::Cancel(t)
+            };
+            self.mechanism.encode_command(&cmd, &mut self.tx);
+        } else {
+            let mut body = Vec::with_capacity(1 + topic.len());
+            body.push(subscribe as u8);
+            body.extend_from_slice(topic);
+            let part = Part::from(body);
+            self.mechanism
+                .encode_frame(false, &part, part.shared(), &mut self.tx);
+        }
+        Ok(())
+    }
+
+    fn check_ready(&self) -> Result<(), UsageError> {
+        match self.phase {
+            Phase::Ready => Ok(()),
+            Phase::Failed => Err(UsageError::Closed),
+            Phase::Greeting | Phase::Handshake => Err(UsageError::NotReady),
+        }
+    }
+
+    /// The next chunk of bytes to write. Gather several into one vectored write.
+    pub fn poll_transmit(&mut self) -> Option<Bytes> {
+        self.tx.poll_transmit()
+    }
+
+    /// Bytes waiting in [`Session::poll_transmit`] (for write backpressure).
+    pub fn queued_transmit(&self) -> usize {
+        self.tx.queued_bytes()
+    }
+
+    /// The next event.
+    pub fn poll_event(&mut self) -> Option<SessionEvent> {
+        self.events.pop_front()
+    }
+
+    /// When to call [`Session::handle_timeout`] next, if ever.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.timers.earliest()
+    }
+
+    /// At least how many bytes the session needs before it can make progress, given what is
+    /// already buffered; size reads from it so a large body lands in a buffer of its own.
+    pub fn read_hint(&self, buffered: &[u8]) -> usize {
+        match self.phase {
+            Phase::Greeting => GREETING_LEN - self.peer_greeting_len,
+            _ => self.decoder.bytes_wanted(buffered),
+        }
+    }
+
+    /// True once the handshake has completed (and the session has not failed).
+    pub fn is_ready(&self) -> bool {
+        self.phase == Phase::Ready
+    }
+
+    /// True while the handshake has not completed and the session has not failed.
+    pub fn is_handshaking(&self) -> bool {
+        matches!(self.phase, Phase::Greeting | Phase::Handshake)
+    }
+
+    /// The peer, once the handshake has completed.
+    pub fn peer(&self) -> Option<&PeerInfo> {
+        self.peer.as_ref()
+    }
+
+    /// The peer's greeting, once it has arrived.
+    pub fn peer_greeting(&self) -> Option<&Greeting> {
+        self.peer_greeting.as_ref()
+    }
+
+    /// Why the session ended, if it has.
+    pub fn error(&self) -> Option<&SessionError> {
+        self.error.as_ref()
+    }
+
+    /// The configuration the session runs with.
+    pub fn config(&self) -> &SessionConfig {
+        &self.config
+    }
+}

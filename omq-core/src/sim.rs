@@ -1,0 +1,287 @@
+//! A deterministic in-memory network with a virtual clock, for testing sessions without
+//! sockets or real time (quinn-proto's test `Pair` is the model).
+//!
+//! Two sessions are joined by two one-way links. Each link can cut what it carries into
+//! random small pieces (fragmentation), hold them back for a fixed latency (delay), and stop
+//! delivering at some point (loss of the connection: the bytes vanish and neither side is told,
+//! as with a dead peer or a cut cable). The clock only moves when nothing else can happen, and
+//! then it jumps straight to the next deadline, so timer tests take no real time and always see
+//! the same sequence of events for the same seed.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+
+use crate::error::SessionError;
+use crate::session::{Session, SessionConfig, SessionEvent};
+
+/// A small seeded random generator (SplitMix64); no global state.
+#[derive(Debug, Clone)]
+pub struct SimRng(u64);
+
+impl SimRng {
+    /// A generator from a seed.
+    pub fn new(seed: u64) -> Self {
+        SimRng(seed)
+    }
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// A number in `lo..=hi`.
+    pub fn range(&mut self, lo: usize, hi: usize) -> usize {
+        lo + (self.next_u64() % ((hi - lo) as u64 + 1)) as usize
+    }
+}
+
+/// How one direction of the simulated connection behaves.
+#[derive(Debug, Clone)]
+pub struct LinkConfig {
+    /// Largest piece delivered at once; every transmitted chunk is cut into random pieces of
+    /// 1..=`max_piece` bytes. `usize::MAX` delivers chunks whole.
+    pub max_piece: usize,
+    /// Time from transmit to delivery.
+    pub latency: Duration,
+    /// Stop delivering after this many bytes (the rest is lost silently).
+    pub cut_after: Option<usize>,
+}
+
+impl Default for LinkConfig {
+    fn default() -> Self {
+        LinkConfig {
+            max_piece: usize::MAX,
+            latency: Duration::ZERO,
+            cut_after: None,
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Link {
+    config: LinkConfig,
+    in_flight: VecDeque<(Instant, Bytes)>,
+    carried: usize,
+}
+
+impl Link {
+    fn new(config: LinkConfig) -> Self {
+        Link {
+            config,
+            in_flight: VecDeque::new(),
+            carried: 0,
+        }
+    }
+
+    fn send(&mut self, mut chunk: Bytes, now: Instant, rng: &mut SimRng) {
+        let at = now + self.config.latency;
+        while !chunk.is_empty() {
+            let max = self.config.max_piece.min(chunk.len());
+            let n = if max <= 1 { 1 } else { rng.range(1, max) };
+            let piece = chunk.split_to(n);
+            let allowed = match self.config.cut_after {
+                Some(limit) => limit.saturating_sub(self.carried),
+                None => usize::MAX,
+            };
+            let piece = piece.slice(..piece.len().min(allowed));
+            self.carried += piece.len();
+            if !piece.is_empty() {
+                self.in_flight.push_back((at, piece));
+            }
+        }
+    }
+
+    fn next_due(&self) -> Option<Instant> {
+        self.in_flight.front().map(|(t, _)| *t)
+    }
+}
+
+/// One end of the pair: its session, read buffer, and what it has said so far.
+#[derive(Debug)]
+pub struct End {
+    /// The session.
+    pub session: Session,
+    /// Bytes received and not yet consumed.
+    pub rx: BytesMut,
+    /// Every event the session produced, in order.
+    pub events: Vec<SessionEvent>,
+    /// The session's error, once it failed.
+    pub error: Option<SessionError>,
+}
+
+impl End {
+    fn new(session: Session) -> Self {
+        End {
+            session,
+            rx: BytesMut::new(),
+            events: Vec::new(),
+            error: None,
+        }
+    }
+
+    /// The messages received so far.
+    pub fn messages(&self) -> Vec<crate::Message> {
+        self.events
+            .iter()
+            .filter_map(|e| match e {
+                SessionEvent::Message(m) => Some(m.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn drain_events(&mut self) {
+        while let Some(e) = self.session.poll_event() {
+            self.events.push(e);
+        }
+    }
+}
+
+/// Two sessions joined by a simulated connection.
+#[derive(Debug)]
+pub struct Pair {
+    /// The connecting side.
+    pub a: End,
+    /// The accepting side.
+    pub b: End,
+    /// Virtual time now.
+    pub now: Instant,
+    /// Virtual time at the start.
+    pub start: Instant,
+    ab: Link,
+    ba: Link,
+    rng: SimRng,
+}
+
+impl Pair {
+    /// A pair with whole-chunk, instant links.
+    pub fn new(a: SessionConfig, b: SessionConfig) -> Self {
+        Pair::with_links(a, b, LinkConfig::default(), LinkConfig::default(), 1)
+    }
+
+    /// A pair with the given links (`ab` carries a's bytes to b) and random seed.
+    pub fn with_links(
+        a: SessionConfig,
+        b: SessionConfig,
+        ab: LinkConfig,
+        ba: LinkConfig,
+        seed: u64,
+    ) -> Self {
+        // The one real clock reading of a simulation: a base instant that virtual time is
+        // counted from. Nothing depends on its value.
+        let start = Instant::now();
+        Pair {
+            a: End::new(Session::new(a, start)),
+            b: End::new(Session::new(b, start)),
+            now: start,
+            start,
+            ab: Link::new(ab),
+            ba: Link::new(ba),
+            rng: SimRng::new(seed),
+        }
+    }
+
+    /// Virtual time elapsed since the start.
+    pub fn elapsed(&self) -> Duration {
+        self.now - self.start
+    }
+
+    /// Moves bytes until nothing more can happen without the clock moving. Returns whether
+    /// anything happened.
+    pub fn drive(&mut self) -> bool {
+        let mut any = false;
+        loop {
+            let mut progressed = false;
+            while let Some(chunk) = self.a.session.poll_transmit() {
+                self.ab.send(chunk, self.now, &mut self.rng);
+                progressed = true;
+            }
+            while let Some(chunk) = self.b.session.poll_transmit() {
+                self.ba.send(chunk, self.now, &mut self.rng);
+                progressed = true;
+            }
+            progressed |= Self::deliver(&mut self.ab, &mut self.b, self.now);
+            progressed |= Self::deliver(&mut self.ba, &mut self.a, self.now);
+            self.a.drain_events();
+            self.b.drain_events();
+            if !progressed {
+                return any;
+            }
+            any = true;
+        }
+    }
+
+    fn deliver(link: &mut Link, to: &mut End, now: Instant) -> bool {
+        let mut any = false;
+        while link.next_due().is_some_and(|t| t <= now) {
+            let (_, piece) = link.in_flight.pop_front().expect("checked");
+            any = true;
+            if to.error.is_some() {
+                continue;
+            }
+            to.rx.extend_from_slice(&piece);
+            if let Err(e) = to.session.handle_input(&mut to.rx, now) {
+                to.error = Some(e);
+            }
+        }
+        any
+    }
+
+    /// The next instant at which something is scheduled (a session timer or a delivery).
+    pub fn next_deadline(&self) -> Option<Instant> {
+        [
+            self.a.session.poll_timeout(),
+            self.b.session.poll_timeout(),
+            self.ab.next_due(),
+            self.ba.next_due(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    /// Drives, then jumps the clock to the next deadline and fires the timers due then.
+    /// Returns false when nothing is scheduled at all.
+    pub fn step(&mut self) -> bool {
+        self.drive();
+        let Some(t) = self.next_deadline() else {
+            return false;
+        };
+        self.now = self.now.max(t);
+        for end in [&mut self.a, &mut self.b] {
+            if end.error.is_none() {
+                if let Err(e) = end.session.handle_timeout(self.now) {
+                    end.error = Some(e);
+                }
+            }
+        }
+        self.drive();
+        true
+    }
+
+    /// Runs until `d` of virtual time has passed since the start (or nothing is scheduled).
+    pub fn run_until(&mut self, d: Duration) {
+        let until = self.start + d;
+        self.drive();
+        while let Some(t) = self.next_deadline() {
+            if t > until {
+                break;
+            }
+            self.step();
+        }
+        self.now = self.now.max(until);
+        self.drive();
+    }
+
+    /// Loses every byte not yet delivered and every byte sent from now on, both ways.
+    pub fn cut(&mut self) {
+        for link in [&mut self.ab, &mut self.ba] {
+            link.in_flight.clear();
+            link.config.cut_after = Some(link.carried);
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! Socket types, their wire names, and which pairs may talk (specs 23, 37, 41, 48, 49, 51, 52).
+
+use std::fmt;
+
+/// The ZeroMQ socket types, including the draft thread-safe family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SocketType {
+    /// Exclusive pair (spec 31).
+    Pair,
+    /// Publisher (spec 29).
+    Pub,
+    /// Subscriber (spec 29).
+    Sub,
+    /// Requester (spec 28).
+    Req,
+    /// Replier (spec 28).
+    Rep,
+    /// Asynchronous requester (spec 28).
+    Dealer,
+    /// Asynchronous replier, addressing peers by routing id (spec 28).
+    Router,
+    /// Pipeline receiver (spec 30).
+    Pull,
+    /// Pipeline sender (spec 30).
+    Push,
+    /// Publisher that sees subscriptions (spec 29).
+    XPub,
+    /// Subscriber that sends subscriptions as messages (spec 29).
+    XSub,
+    /// Draft: single-part client (spec 41).
+    Client,
+    /// Draft: single-part server (spec 41).
+    Server,
+    /// Draft: group publisher (spec 48).
+    Radio,
+    /// Draft: group subscriber (spec 48).
+    Dish,
+    /// Draft: single-part PUSH (spec 49).
+    Scatter,
+    /// Draft: single-part PULL (spec 49).
+    Gather,
+    /// Draft: peer-to-peer (spec 51).
+    Peer,
+    /// Draft: single-part PAIR (spec 52).
+    Channel,
+}
+
+impl SocketType {
+    /// Every socket type, for tests and tables.
+    pub const ALL: [SocketType; 19] = [
+        SocketType::Pair,
+        SocketType::Pub,
+        SocketType::Sub,
+        SocketType::Req,
+        SocketType::Rep,
+        SocketType::Dealer,
+        SocketType::Router,
+        SocketType::Pull,
+        SocketType::Push,
+        SocketType::XPub,
+        SocketType::XSub,
+        SocketType::Client,
+        SocketType::Server,
+        SocketType::Radio,
+        SocketType::Dish,
+        SocketType::Scatter,
+        SocketType::Gather,
+        SocketType::Peer,
+        SocketType::Channel,
+    ];
+
+    /// The name sent in the READY command's Socket-Type property.
+    pub fn name(self) -> &'static str {
+        match self {
+            SocketType::Pair => "PAIR",
+            SocketType::Pub => "PUB",
+            SocketType::Sub => "SUB",
+            SocketType::Req => "REQ",
+            SocketType::Rep => "REP",
+            SocketType::Dealer => "DEALER",
+            SocketType::Router => "ROUTER",
+            SocketType::Pull => "PULL",
+            SocketType::Push => "PUSH",
+            SocketType::XPub => "XPUB",
+            SocketType::XSub => "XSUB",
+            SocketType::Client => "CLIENT",
+            SocketType::Server => "SERVER",
+            SocketType::Radio => "RADIO",
+            SocketType::Dish => "DISH",
+            SocketType::Scatter => "SCATTER",
+            SocketType::Gather => "GATHER",
+            SocketType::Peer => "PEER",
+            SocketType::Channel => "CHANNEL",
+        }
+    }
+
+    /// Parses a wire name (exact, upper case, as libzmq sends and expects).
+    pub fn from_name(name: &[u8]) -> Option<SocketType> {
+        SocketType::ALL
+            .iter()
+            .copied()
+            .find(|t| t.name().as_bytes() == name)
+    }
+
+    /// Whether a socket of this type may talk to a peer of type `peer`.
+    pub fn is_compatible(self, peer: SocketType) -> bool {
+        use SocketType::*;
+        match self {
+            Pair => peer == Pair,
+            Pub | XPub => matches!(peer, Sub | XSub),
+            Sub | XSub => matches!(peer, Pub | XPub),
+            Req => matches!(peer, Rep | Router),
+            Rep => matches!(peer, Req | Dealer),
+            Dealer => matches!(peer, Rep | Dealer | Router),
+            Router => matches!(peer, Req | Dealer | Router),
+            Pull => peer == Push,
+            Push => peer == Pull,
+            Client => peer == Server,
+            Server => peer == Client,
+            Radio => peer == Dish,
+            Dish => peer == Radio,
+            Scatter => peer == Gather,
+            Gather => peer == Scatter,
+            Peer => peer == Peer,
+            Channel => peer == Channel,
+        }
+    }
+
+    /// Whether this type announces its routing id in READY's Identity property (libzmq does
+    /// so for REQ, DEALER and ROUTER only).
+    pub fn sends_identity(self) -> bool {
+        matches!(self, SocketType::Req | SocketType::Dealer | SocketType::Router)
+    }
+
+    /// Whether subscriptions from this type's peers arrive at this type (PUB, XPUB: the
+    /// ZMTP 3.0 `\x01topic` / `\x00topic` messages are subscriptions here).
+    pub fn receives_subscriptions(self) -> bool {
+        matches!(self, SocketType::Pub | SocketType::XPub)
+    }
+}
+
+impl fmt::Display for SocketType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for t in SocketType::ALL {
+            assert_eq!(SocketType::from_name(t.name().as_bytes()), Some(t));
+        }
+        assert_eq!(SocketType::from_name(b"push"), None);
+    }
+
+    #[test]
+    fn compatibility_is_symmetric() {
+        for a in SocketType::ALL {
+            for b in SocketType::ALL {
+                assert_eq!(a.is_compatible(b), b.is_compatible(a), "{a} {b}");
+            }
+        }
+        assert!(SocketType::Req.is_compatible(SocketType::Router));
+        assert!(!SocketType::Req.is_compatible(SocketType::Req));
+        assert!(!SocketType::Push.is_compatible(SocketType::Sub));
+    }
+}

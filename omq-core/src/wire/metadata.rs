@@ -1,0 +1,180 @@
+//! Connection metadata: the name/value properties carried by READY (and by the security
+//! mechanisms' INITIATE), as in spec 23 section "Connection metadata".
+//!
+//! Wire form of each property: a one-byte name length, the name, a four-byte big-endian value
+//! length, the value. Names are compared without regard to case, as the spec asks.
+
+use std::fmt;
+
+use bytes::{BufMut, Bytes, BytesMut};
+
+use crate::error::ProtocolError;
+
+/// Property name of the sending socket's type.
+pub const SOCKET_TYPE: &str = "Socket-Type";
+/// Property name of the sending socket's routing id (sent by REQ, DEALER and ROUTER).
+pub const IDENTITY: &str = "Identity";
+/// Property name of the authenticated user (set by an authenticator, never sent on the wire).
+pub const USER_ID: &str = "User-Id";
+
+/// An ordered list of properties.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Metadata {
+    props: Vec<(Box<str>, Bytes)>,
+}
+
+impl Metadata {
+    /// An empty property list.
+    pub fn new() -> Self {
+        Metadata::default()
+    }
+
+    /// Adds a property, replacing an earlier one of the same name. Names must be 1–255
+    /// characters of letters, digits and `-_.+` (checked by [`is_valid_name`]).
+    pub fn insert(&mut self, name: &str, value: impl Into<Bytes>) {
+        let value = value.into();
+        if let Some(slot) = self
+            .props
+            .iter_mut()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        {
+            slot.1 = value;
+        } else {
+            self.props.push((name.into(), value));
+        }
+    }
+
+    /// The value of a property, looked up without regard to case.
+    pub fn get(&self, name: &str) -> Option<&[u8]> {
+        self.props
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| &v[..])
+    }
+
+    /// All properties in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &[u8])> {
+        self.props.iter().map(|(n, v)| (&**n, &v[..]))
+    }
+
+    /// Number of properties.
+    pub fn len(&self) -> usize {
+        self.props.len()
+    }
+
+    /// True when there are no properties.
+    pub fn is_empty(&self) -> bool {
+        self.props.is_empty()
+    }
+
+    /// Appends the properties of `other` (replacing same-named ones).
+    pub fn extend_from(&mut self, other: &Metadata) {
+        for (n, v) in &other.props {
+            self.insert(n, v.clone());
+        }
+    }
+
+    /// Number of bytes [`Metadata::encode`] writes.
+    pub fn encoded_len(&self) -> usize {
+        self.props.iter().map(|(n, v)| 1 + n.len() + 4 + v.len()).sum()
+    }
+
+    /// Writes the properties in wire form.
+    pub fn encode(&self, out: &mut BytesMut) {
+        out.reserve(self.encoded_len());
+        for (n, v) in &self.props {
+            out.put_u8(n.len() as u8);
+            out.put_slice(n.as_bytes());
+            out.put_u32(v.len() as u32);
+            out.put_slice(v);
+        }
+    }
+
+    /// Parses properties from `data`, which must hold whole properties and nothing else.
+    pub fn decode(data: &Bytes) -> Result<Metadata, ProtocolError> {
+        let mut props = Vec::new();
+        let mut i = 0usize;
+        while i < data.len() {
+            let name_len = data[i] as usize;
+            i += 1;
+            if name_len == 0 || data.len() - i < name_len {
+                return Err(ProtocolError::MalformedMetadata);
+            }
+            let name = &data[i..i + name_len];
+            let name = std::str::from_utf8(name).map_err(|_| ProtocolError::MalformedMetadata)?;
+            if !is_valid_name(name) {
+                return Err(ProtocolError::MalformedMetadata);
+            }
+            i += name_len;
+            if data.len() - i < 4 {
+                return Err(ProtocolError::MalformedMetadata);
+            }
+            let vlen = u32::from_be_bytes([data[i], data[i + 1], data[i + 2], data[i + 3]]) as usize;
+            i += 4;
+            if data.len() - i < vlen {
+                return Err(ProtocolError::MalformedMetadata);
+            }
+            props.push((Box::from(name), data.slice(i..i + vlen)));
+            i += vlen;
+        }
+        Ok(Metadata { props })
+    }
+}
+
+/// True for a property name the wire can carry: 1–255 characters of ASCII letters, digits and
+/// `-`, `_`, `.`, `+`.
+pub fn is_valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 255
+        && name
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.' | b'+'))
+}
+
+impl fmt::Debug for Metadata {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        struct V<'a>(&'a [u8]);
+        impl fmt::Debug for V<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                crate::message::debug_bytes(self.0, f)
+            }
+        }
+        f.debug_map()
+            .entries(self.props.iter().map(|(n, v)| (n, V(v))))
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_case_insensitive_lookup() {
+        let mut m = Metadata::new();
+        m.insert(SOCKET_TYPE, Bytes::from_static(b"DEALER"));
+        m.insert(IDENTITY, Bytes::new());
+        m.insert("X-Hello", Bytes::from_static(b"world"));
+        let mut out = BytesMut::new();
+        m.encode(&mut out);
+        assert_eq!(out.len(), m.encoded_len());
+        let back = Metadata::decode(&out.freeze()).unwrap();
+        assert_eq!(back, m);
+        assert_eq!(back.get("socket-type"), Some(&b"DEALER"[..]));
+        assert_eq!(back.get("identity"), Some(&b""[..]));
+    }
+
+    #[test]
+    fn rejects_truncation_and_bad_names() {
+        let mut m = Metadata::new();
+        m.insert("A", Bytes::from_static(b"xyz"));
+        let mut out = BytesMut::new();
+        m.encode(&mut out);
+        let full = out.freeze();
+        for cut in 1..full.len() {
+            assert!(Metadata::decode(&full.slice(..cut)).is_err(), "cut {cut}");
+        }
+        assert!(Metadata::decode(&Bytes::from_static(b"\x00\x00\x00\x00\x00")).is_err());
+        assert!(Metadata::decode(&Bytes::from_static(b"\x01 \x00\x00\x00\x00")).is_err());
+    }
+}
