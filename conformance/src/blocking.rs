@@ -92,7 +92,11 @@ impl BlockingSession {
                     .handle_input(&mut self.rx, Instant::now())
                     .map_err(DriveError::Session)?;
             }
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) => {}
             Err(e) => return Err(DriveError::Io(e)),
         }
         self.session

@@ -29,7 +29,8 @@ fn omq_session_connects_to_libzmq_and_messages_cross_both_ways() {
     let stream = TcpStream::connect(("127.0.0.1", port_of(&ep))).unwrap();
     let mut cfg = SessionConfig::new(SocketType::Dealer);
     cfg.routing_id = Bytes::from_static(b"omq-dealer");
-    cfg.metadata.insert("X-Hello", Bytes::from_static(b"from omq"));
+    cfg.metadata
+        .insert("X-Hello", Bytes::from_static(b"from omq"));
     let mut s = BlockingSession::new(stream, cfg).unwrap();
     s.handshake(T).unwrap();
     assert_eq!(s.session.peer().unwrap().socket_type, SocketType::Router);
@@ -70,7 +71,10 @@ fn libzmq_connects_to_an_omq_session() {
     let mut push = BlockingSession::new(stream, SessionConfig::new(SocketType::Push)).unwrap();
     push.handshake(T).unwrap();
     push.send(&Message::multipart(["x", "", "z"])).unwrap();
-    assert_eq!(z.recv(2, T).unwrap(), vec![b"x".to_vec(), vec![], b"z".to_vec()]);
+    assert_eq!(
+        z.recv(2, T).unwrap(),
+        vec![b"x".to_vec(), vec![], b"z".to_vec()]
+    );
 }
 
 #[test]

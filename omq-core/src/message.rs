@@ -345,7 +345,11 @@ mod tests {
     fn part_stays_small() {
         // A part is about the size of a `Bytes` plus a tag: a queued message of small parts
         // costs no heap allocation beyond the message's own (none for up to two parts).
-        assert!(std::mem::size_of::<Part>() <= 40, "{}", std::mem::size_of::<Part>());
+        assert!(
+            std::mem::size_of::<Part>() <= 40,
+            "{}",
+            std::mem::size_of::<Part>()
+        );
     }
 
     #[test]

@@ -261,9 +261,9 @@ impl Session {
                     return Err(ProtocolError::UnexpectedMessage.into());
                 }
                 let body = frame.body.to_bytes();
-                if let Some(props) = self
-                    .mechanism
-                    .handle_command(&body, &self.local, &mut self.tx)?
+                if let Some(props) =
+                    self.mechanism
+                        .handle_command(&body, &self.local, &mut self.tx)?
                 {
                     self.complete_handshake(props, now)?;
                 }
@@ -290,9 +290,10 @@ impl Session {
             return Err(ProtocolError::MissingSocketType.into());
         };
         let Some(peer_type) = SocketType::from_name(type_name) else {
-            return Err(
-                ProtocolError::UnknownSocketType(String::from_utf8_lossy(type_name).into()).into(),
-            );
+            return Err(ProtocolError::UnknownSocketType(
+                String::from_utf8_lossy(type_name).into(),
+            )
+            .into());
         };
         if !self.config.socket_type.is_compatible(peer_type) {
             let reason = Bytes::from_static(b"Incompatible socket type");
@@ -303,9 +304,7 @@ impl Session {
                 peer: peer_type,
             });
         }
-        let routing_id = props
-            .get(metadata::IDENTITY)
-            .map(Bytes::copy_from_slice);
+        let routing_id = props.get(metadata::IDENTITY).map(Bytes::copy_from_slice);
         let zmtp_minor = self.peer_greeting.map_or(0, |g| g.minor);
         self.peer = Some(PeerInfo {
             socket_type: peer_type,

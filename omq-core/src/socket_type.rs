@@ -130,7 +130,10 @@ impl SocketType {
     /// Whether this type announces its routing id in READY's Identity property (libzmq does
     /// so for REQ, DEALER and ROUTER only).
     pub fn sends_identity(self) -> bool {
-        matches!(self, SocketType::Req | SocketType::Dealer | SocketType::Router)
+        matches!(
+            self,
+            SocketType::Req | SocketType::Dealer | SocketType::Router
+        )
     }
 
     /// Whether subscriptions from this type's peers arrive at this type (PUB, XPUB: the

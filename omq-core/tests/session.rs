@@ -73,8 +73,10 @@ fn incompatible_types_get_an_error_command() {
     p.drive();
     assert!(matches!(
         p.a.error,
-        Some(SessionError::Incompatible { local: SocketType::Push, peer: SocketType::Sub })
-            | Some(SessionError::PeerError { .. })
+        Some(SessionError::Incompatible {
+            local: SocketType::Push,
+            peer: SocketType::Sub
+        }) | Some(SessionError::PeerError { .. })
     ));
     assert!(p.b.error.is_some());
     assert!(!p.a.session.is_ready() && !p.b.session.is_ready());
@@ -212,7 +214,10 @@ fn greeting_is_sent_in_three_stages() {
     assert_eq!(s.output(), &[0xFF, 0, 0, 0, 0, 0, 0, 0, 1, 0x7F]);
     let g = greeting(1, MechanismName::NULL);
     s.input(&g[..9]).unwrap();
-    assert!(s.output().is_empty(), "nothing more before the peer's signature");
+    assert!(
+        s.output().is_empty(),
+        "nothing more before the peer's signature"
+    );
     s.input(&g[9..10]).unwrap();
     assert_eq!(s.output(), [3], "our major once the peer's signature is in");
     s.input(&g[10..11]).unwrap();
@@ -263,7 +268,9 @@ fn unexpected_command_during_handshake_fails_but_unknown_after_is_ignored() {
     let r = s.input(&command_frame(&Command::Subscribe(Bytes::new())));
     assert!(matches!(
         r,
-        Err(SessionError::Protocol(ProtocolError::UnexpectedCommand { .. }))
+        Err(SessionError::Protocol(
+            ProtocolError::UnexpectedCommand { .. }
+        ))
     ));
 
     let mut s = RawPeer::new(cfg(SocketType::Pull));
@@ -331,9 +338,12 @@ fn ping_context_is_echoed_truncated_to_16_bytes() {
     }))
     .unwrap();
     let out = s.output();
-    assert_eq!(out, command_frame(&Command::Pong {
-        context: Bytes::from_static(b"0123456789abcdef")
-    }));
+    assert_eq!(
+        out,
+        command_frame(&Command::Pong {
+            context: Bytes::from_static(b"0123456789abcdef")
+        })
+    );
 }
 
 #[test]
@@ -361,8 +371,10 @@ fn pub_side_accepts_both_subscription_forms() {
     s.input(&greeting(0, MechanismName::NULL)).unwrap();
     s.input(&ready(SocketType::Sub)).unwrap();
     s.input(&message_frame(b"\x01A", false)).unwrap();
-    s.input(&command_frame(&Command::Subscribe(Bytes::from_static(b"B"))))
-        .unwrap();
+    s.input(&command_frame(&Command::Subscribe(Bytes::from_static(
+        b"B",
+    ))))
+    .unwrap();
     s.input(&message_frame(b"\x00A", false)).unwrap();
     s.input(&command_frame(&Command::Cancel(Bytes::from_static(b"B"))))
         .unwrap();

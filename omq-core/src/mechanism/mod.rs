@@ -125,7 +125,13 @@ impl Mechanism {
 
     /// Queues one outgoing traffic frame.
     #[inline]
-    pub fn encode_frame(&mut self, more: bool, body: &[u8], shared: Option<&Bytes>, out: &mut TxQueue) {
+    pub fn encode_frame(
+        &mut self,
+        more: bool,
+        body: &[u8],
+        shared: Option<&Bytes>,
+        out: &mut TxQueue,
+    ) {
         match self {
             Mechanism::Null(_) => out.push_frame(more, false, body, shared),
         }

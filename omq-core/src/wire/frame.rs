@@ -172,7 +172,9 @@ impl FrameDecoder {
             }
             Some((_, hlen, size)) => {
                 let total = (hlen as u64).saturating_add(size);
-                total.saturating_sub(buf.len() as u64).min(usize::MAX as u64) as usize
+                total
+                    .saturating_sub(buf.len() as u64)
+                    .min(usize::MAX as u64) as usize
             }
         }
     }
@@ -189,13 +191,17 @@ mod tests {
         assert_eq!(&out[..], &[FLAG_MORE, 255]);
         out.clear();
         encode_header(&mut out, false, true, 256);
-        assert_eq!(&out[..], &[FLAG_COMMAND | FLAG_LONG, 0, 0, 0, 0, 0, 0, 1, 0]);
+        assert_eq!(
+            &out[..],
+            &[FLAG_COMMAND | FLAG_LONG, 0, 0, 0, 0, 0, 0, 1, 0]
+        );
     }
 
     #[test]
     fn huge_announced_size_reserves_nothing() {
         let d = FrameDecoder::new(None);
-        let mut buf = BytesMut::from(&[FLAG_LONG, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff][..]);
+        let mut buf =
+            BytesMut::from(&[FLAG_LONG, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff][..]);
         assert!(d.decode(&mut buf).unwrap().is_none());
         assert_eq!(buf.capacity(), 9);
         let mut buf = BytesMut::from(&[FLAG_LONG, 0xff, 0, 0, 0, 0, 0, 0, 0][..]);
@@ -204,7 +210,10 @@ mod tests {
         let mut buf = BytesMut::from(&[0u8, 11][..]);
         assert!(matches!(
             limited.decode(&mut buf),
-            Err(SessionError::Limit(LimitError::MessageTooLarge { size: 11, max: 10 }))
+            Err(SessionError::Limit(LimitError::MessageTooLarge {
+                size: 11,
+                max: 10
+            }))
         ));
     }
 

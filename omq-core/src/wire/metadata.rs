@@ -76,7 +76,10 @@ impl Metadata {
 
     /// Number of bytes [`Metadata::encode`] writes.
     pub fn encoded_len(&self) -> usize {
-        self.props.iter().map(|(n, v)| 1 + n.len() + 4 + v.len()).sum()
+        self.props
+            .iter()
+            .map(|(n, v)| 1 + n.len() + 4 + v.len())
+            .sum()
     }
 
     /// Writes the properties in wire form.
@@ -109,7 +112,8 @@ impl Metadata {
             if data.len() - i < 4 {
                 return Err(ProtocolError::MalformedMetadata);
             }
-            let vlen = u32::from_be_bytes([data[i], data[i + 1], data[i + 2], data[i + 3]]) as usize;
+            let vlen =
+                u32::from_be_bytes([data[i], data[i + 1], data[i + 2], data[i + 3]]) as usize;
             i += 4;
             if data.len() - i < vlen {
                 return Err(ProtocolError::MalformedMetadata);

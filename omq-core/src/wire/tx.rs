@@ -118,7 +118,10 @@ mod tests {
         q.push_frame(false, false, &big, Some(&big));
         q.push_frame(false, false, b"c", None);
         let a = q.poll_transmit().unwrap();
-        assert_eq!(&a[..], &[1, 2, b'a', b'b', 2, 0, 0, 0, 0, 0, 0, 0x10, 0][..]);
+        assert_eq!(
+            &a[..],
+            &[1, 2, b'a', b'b', 2, 0, 0, 0, 0, 0, 0, 0x10, 0][..]
+        );
         let b = q.poll_transmit().unwrap();
         assert_eq!(b.as_ptr(), big.as_ptr());
         assert_eq!(&q.poll_transmit().unwrap()[..], &[0, 1, b'c'][..]);
