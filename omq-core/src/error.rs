@@ -70,6 +70,100 @@ pub enum ProtocolError {
     /// open, a replayed nonce, a malformed HELLO...).
     #[error("security mechanism: {0}")]
     Mechanism(String),
+    /// CURVE refused a handshake command or a traffic frame; the cause says which and why.
+    #[error("CURVE: {0}")]
+    Curve(#[from] CurveError),
+}
+
+/// Why CURVE (specs 25 and 26) refused what the peer sent. Every one of these ends the
+/// connection before anything from the peer reaches the application.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CurveError {
+    /// A handshake command or MESSAGE of a size its layout does not allow (HELLO is exactly
+    /// 200 bytes, WELCOME 168, INITIATE at least 257, READY at least 30, MESSAGE at least 33).
+    #[error("{command} command of {len} bytes; it must be {expected}")]
+    BadLength {
+        /// The command's name.
+        command: &'static str,
+        /// The size received.
+        len: usize,
+        /// What the layout allows, in words ("200 bytes", "at least 257 bytes").
+        expected: &'static str,
+    },
+    /// HELLO announced a CurveZMQ version other than 1.0.
+    #[error("HELLO announces CurveZMQ version {major}.{minor}; only 1.0 exists")]
+    BadVersion {
+        /// Major version sent.
+        major: u8,
+        /// Minor version sent.
+        minor: u8,
+    },
+    /// The HELLO signature box does not open with our long-term key: the client was given
+    /// another server's public key, or the command was altered.
+    #[error("HELLO signature does not open (the client holds a different server key?)")]
+    HelloBox,
+    /// The WELCOME box does not open: the server is not the one whose public key we hold.
+    #[error("WELCOME does not open (the server's key is not the one configured)")]
+    WelcomeBox,
+    /// The cookie in INITIATE does not open with our cookie key, or holds other keys.
+    #[error("INITIATE carries a cookie we did not issue for this connection")]
+    BadCookie,
+    /// The INITIATE box does not open with the short-term keys.
+    #[error("INITIATE box does not open")]
+    InitiateBox,
+    /// The vouch in INITIATE does not open with the client's long-term key, or vouches for
+    /// other short-term or server keys.
+    #[error("INITIATE vouch does not prove the client's long-term key")]
+    BadVouch,
+    /// The READY box does not open with the short-term keys.
+    #[error("READY box does not open")]
+    ReadyBox,
+    /// A MESSAGE box does not open: altered in transit, or not from our peer.
+    #[error("MESSAGE box does not open (altered in transit?)")]
+    MessageBox,
+    /// A short nonce not above the last one seen: a replayed or reordered command.
+    #[error("short nonce {got} is not above the last one seen ({last}): replayed or reordered")]
+    NonceNotIncreasing {
+        /// The nonce received.
+        got: u64,
+        /// The highest nonce accepted so far.
+        last: u64,
+    },
+    /// After the handshake, a frame that is not a MESSAGE command.
+    #[error("frame after the handshake is not a MESSAGE command")]
+    NotAMessage,
+}
+
+/// A session's or a mechanism's configuration cannot work. Reported by the constructors of
+/// keys and credentials, and (sticky, as the session's error) by a session whose configuration
+/// was found wanting when it started.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// CURVE needs fresh randomness for every connection and `SessionConfig::entropy` was None.
+    #[error("CURVE needs SessionConfig::entropy (fresh randomness for every connection)")]
+    MissingEntropy,
+    /// A CURVE key given as bytes that are neither 32 raw bytes nor 40 Z85 characters.
+    #[error("a CURVE key is 32 raw bytes or 40 Z85 characters, not {len} bytes")]
+    KeyLength {
+        /// The length given.
+        len: usize,
+    },
+    /// A CURVE key given as malformed Z85 text.
+    #[error("CURVE key: {0}")]
+    Z85(#[from] crate::z85::Z85Error),
+    /// A public key that is not the one the secret key derives.
+    #[error("the CURVE public key does not belong to the secret key")]
+    KeyPairMismatch,
+    /// A PLAIN username or password longer than the 255 bytes its length byte can say.
+    #[error("PLAIN {field} of {len} bytes; at most 255 fit")]
+    CredentialTooLong {
+        /// "username" or "password".
+        field: &'static str,
+        /// The length given.
+        len: usize,
+    },
 }
 
 /// A local limit the peer exceeded.
@@ -147,6 +241,9 @@ pub enum SessionError {
     /// A timer ran out.
     #[error("timeout: {0}")]
     Timeout(Timeout),
+    /// The session's configuration cannot work (found when it started).
+    #[error("configuration: {0}")]
+    Config(#[from] ConfigError),
 }
 
 /// The caller asked for something the session cannot do now. Not fatal.

@@ -6,7 +6,9 @@
 //! `handle_*` methods and outputs come out through `poll_*` methods.
 //!
 //! - [`wire`]: greeting, frames, commands, metadata, and the transmit queue (specs 23, 37).
-//! - [`mechanism`]: security mechanisms as state machines (NULL now; PLAIN and CURVE later).
+//! - [`mechanism`]: security mechanisms as state machines (NULL, PLAIN, CURVE; specs 23–26),
+//!   CURVE keys, and the authentication hook.
+//! - [`z85`]: the Z85 text form of binary keys (spec 32).
 //! - [`session`]: one peer connection from first byte to close.
 //! - [`message`]: messages and their parts.
 //!
@@ -22,8 +24,10 @@ pub mod session;
 pub mod sim;
 pub mod socket_type;
 pub mod wire;
+pub mod z85;
 
 pub use error::{LimitError, ProtocolError, SessionError, Timeout, UsageError};
+pub use mechanism::{AuthReply, AuthRequest, MechanismConfig};
 pub use message::{Message, Part};
 pub use session::{PeerInfo, Session, SessionConfig, SessionEvent};
 pub use socket_type::SocketType;

@@ -17,7 +17,9 @@ use std::time::{Duration, Instant};
 use bytes::{Bytes, BytesMut};
 
 use crate::error::{LimitError, ProtocolError, SessionError, Timeout, UsageError};
-use crate::mechanism::{LocalProperties, Mechanism, MechanismConfig};
+use crate::mechanism::{
+    AuthReply, AuthRequest, Entropy, LocalProperties, Mechanism, MechanismConfig, NullMechanism,
+};
 use crate::message::{Message, Part};
 use crate::socket_type::SocketType;
 use crate::wire::command::{Command, MAX_PING_CONTEXT};
@@ -40,8 +42,20 @@ pub struct SessionConfig {
     pub metadata: Metadata,
     /// Security mechanism.
     pub mechanism: MechanismConfig,
-    /// Our as-server role (matters to PLAIN and CURVE).
+    /// Our as-server role in the greeting. PLAIN and CURVE take it from their configuration
+    /// (which says client or server); it matters only to NULL.
     pub as_server: bool,
+    /// Fresh randomness for this connection, which CURVE needs (short-term keys, cookie,
+    /// nonces). The driver fills it from the OS for every connection; tests pass fixed seeds.
+    /// [`Session::new`] takes it out of the configuration it keeps, so a config cloned from a
+    /// running session cannot hand the same value to a second connection.
+    pub entropy: Option<Entropy>,
+    /// An authenticator is attached (libzmq: a ZAP handler runs): server-side PLAIN and CURVE,
+    /// and NULL when [`SessionConfig::zap_domain`] is set, ask the owner about each peer with
+    /// [`SessionEvent::AuthRequest`]. Without one, every peer is let in, as libzmq does.
+    pub authenticate: bool,
+    /// The ZAP domain (ZAP_DOMAIN), passed on in each [`AuthRequest`]; empty when unset.
+    pub zap_domain: Bytes,
     /// Largest frame accepted from the peer (MAXMSGSIZE; libzmq applies it per frame).
     pub max_msg_size: Option<u64>,
     /// Most parts accepted in one message, so endless empty MORE frames cannot grow memory.
@@ -66,6 +80,9 @@ impl SessionConfig {
             metadata: Metadata::new(),
             mechanism: MechanismConfig::Null,
             as_server: false,
+            entropy: None,
+            authenticate: false,
+            zap_domain: Bytes::new(),
             max_msg_size: None,
             max_parts: 1 << 20,
             handshake_ivl: Some(Duration::from_secs(30)),
@@ -106,6 +123,9 @@ pub enum SessionEvent {
     Join(Bytes),
     /// The peer left a group.
     Leave(Bytes),
+    /// The handshake waits for the owner to let the peer in or keep it out: answer with
+    /// [`Session::handle_auth_reply`] (see [`crate::mechanism::AuthRequest`]).
+    AuthRequest(AuthRequest),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,25 +181,40 @@ pub struct Session {
 }
 
 impl Session {
-    /// A session starting at `now`. Our greeting's signature is queued at once.
-    pub fn new(config: SessionConfig, now: Instant) -> Self {
+    /// A session starting at `now`. Our greeting's signature is queued at once. A
+    /// configuration that cannot work (CURVE without entropy) gives a session that has already
+    /// failed with [`SessionError::Config`] and sends nothing.
+    pub fn new(mut config: SessionConfig, now: Instant) -> Self {
+        let entropy = config.entropy.take();
+        config.as_server = config.mechanism.as_server().unwrap_or(config.as_server);
         let our_greeting = Greeting::ours(config.mechanism.name(), config.as_server);
-        let mut tx = TxQueue::new();
-        tx.push_raw(&our_greeting.encode()[..SIGNATURE_LEN]);
-        let timers = Timers {
-            handshake: config.handshake_ivl.map(|d| now + d),
-            ..Timers::default()
+        let (mechanism, error) = match Mechanism::new(&config, entropy) {
+            Ok(m) => (m, None),
+            Err(e) => (
+                Mechanism::Null(NullMechanism::new()),
+                Some(SessionError::from(e)),
+            ),
         };
+        let mut tx = TxQueue::new();
+        let mut timers = Timers::default();
+        if error.is_none() {
+            tx.push_raw(&our_greeting.encode()[..SIGNATURE_LEN]);
+            timers.handshake = config.handshake_ivl.map(|d| now + d);
+        }
         Session {
             local: LocalProperties {
                 socket_type: config.socket_type,
                 routing_id: config.routing_id.clone(),
                 application: config.metadata.clone(),
             },
-            mechanism: Mechanism::new(&config.mechanism, config.as_server),
+            mechanism,
             decoder: FrameDecoder::new(config.max_msg_size),
             config,
-            phase: Phase::Greeting,
+            phase: if error.is_some() {
+                Phase::Failed
+            } else {
+                Phase::Greeting
+            },
             our_greeting,
             peer_greeting_buf: [0; GREETING_LEN],
             peer_greeting_len: 0,
@@ -189,7 +224,7 @@ impl Session {
             events: VecDeque::new(),
             partial: Message::new(),
             peer: None,
-            error: None,
+            error,
             timers,
         }
     }
@@ -251,7 +286,40 @@ impl Session {
         self.peer_greeting = Some(peer);
         self.phase = Phase::Handshake;
         self.mechanism.start(&self.local, &mut self.tx);
+        self.take_auth_request();
         Ok(())
+    }
+
+    /// Passes on a question the mechanism has for the owner (see [`SessionEvent::AuthRequest`]).
+    fn take_auth_request(&mut self) {
+        if let Some(request) = self.mechanism.take_auth_request() {
+            self.events.push_back(SessionEvent::AuthRequest(request));
+        }
+    }
+
+    /// The owner's answer to [`SessionEvent::AuthRequest`]. Letting the peer in resumes the
+    /// handshake (and may complete it: drain the outputs as after any input); keeping it out
+    /// sends the peer an ERROR and fails the session with [`SessionError::AuthFailed`]. A reply
+    /// when no question is pending is ignored; on a failed session the error is returned again.
+    pub fn handle_auth_reply(
+        &mut self,
+        reply: AuthReply,
+        now: Instant,
+    ) -> Result<(), SessionError> {
+        if let Some(e) = &self.error {
+            return Err(e.clone());
+        }
+        if self.phase != Phase::Handshake {
+            return Ok(());
+        }
+        let result = self
+            .mechanism
+            .handle_auth_reply(reply, &self.local, &mut self.tx)
+            .and_then(|done| match done {
+                Some(props) => self.complete_handshake(props, now),
+                None => Ok(()),
+            });
+        result.map_err(|e| self.fail(e))
     }
 
     fn handle_frame(&mut self, frame: Frame, now: Instant) -> Result<(), SessionError> {
@@ -261,10 +329,11 @@ impl Session {
                     return Err(ProtocolError::UnexpectedMessage.into());
                 }
                 let body = frame.body.to_bytes();
-                if let Some(props) =
-                    self.mechanism
-                        .handle_command(&body, &self.local, &mut self.tx)?
-                {
+                let done = self
+                    .mechanism
+                    .handle_command(&body, &self.local, &mut self.tx)?;
+                self.take_auth_request();
+                if let Some(props) = done {
                     self.complete_handshake(props, now)?;
                 }
                 Ok(())

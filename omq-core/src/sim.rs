@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use bytes::{Bytes, BytesMut};
 
 use crate::error::SessionError;
+use crate::mechanism::Entropy;
 use crate::session::{Session, SessionConfig, SessionEvent};
 
 /// A small seeded random generator (SplitMix64); no global state.
@@ -66,6 +67,8 @@ struct Link {
     config: LinkConfig,
     in_flight: VecDeque<(Instant, Bytes)>,
     carried: usize,
+    /// The sender's output stays queued in its session (see [`Pair::hold`]).
+    held: bool,
 }
 
 impl Link {
@@ -74,6 +77,7 @@ impl Link {
             config,
             in_flight: VecDeque::new(),
             carried: 0,
+            held: false,
         }
     }
 
@@ -163,14 +167,27 @@ impl Pair {
         Pair::with_links(a, b, LinkConfig::default(), LinkConfig::default(), 1)
     }
 
-    /// A pair with the given links (`ab` carries a's bytes to b) and random seed.
+    /// A pair with the given links (`ab` carries a's bytes to b) and random seed. A config
+    /// without [`SessionConfig::entropy`] gets some derived from the seed, so CURVE runs
+    /// reproducibly.
     pub fn with_links(
-        a: SessionConfig,
-        b: SessionConfig,
+        mut a: SessionConfig,
+        mut b: SessionConfig,
         ab: LinkConfig,
         ba: LinkConfig,
         seed: u64,
     ) -> Self {
+        // A generator of its own, so the links' fragmentation stays what it was for a seed.
+        let mut entropy_rng = SimRng::new(seed ^ 0x656e_7472_6f70_7900);
+        for config in [&mut a, &mut b] {
+            if config.entropy.is_none() {
+                let mut bytes = [0u8; 32];
+                for chunk in bytes.chunks_exact_mut(8) {
+                    chunk.copy_from_slice(&entropy_rng.next_u64().to_le_bytes());
+                }
+                config.entropy = Some(Entropy::from_bytes(bytes));
+            }
+        }
         // The one real clock reading of a simulation: a base instant that virtual time is
         // counted from. Nothing depends on its value.
         let start = Instant::now();
@@ -196,11 +213,17 @@ impl Pair {
         let mut any = false;
         loop {
             let mut progressed = false;
-            while let Some(chunk) = self.a.session.poll_transmit() {
+            while let Some(chunk) = (!self.ab.held)
+                .then(|| self.a.session.poll_transmit())
+                .flatten()
+            {
                 self.ab.send(chunk, self.now, &mut self.rng);
                 progressed = true;
             }
-            while let Some(chunk) = self.b.session.poll_transmit() {
+            while let Some(chunk) = (!self.ba.held)
+                .then(|| self.b.session.poll_transmit())
+                .flatten()
+            {
                 self.ba.send(chunk, self.now, &mut self.rng);
                 progressed = true;
             }
@@ -284,4 +307,43 @@ impl Pair {
             link.config.cut_after = Some(link.carried);
         }
     }
+
+    /// While held, [`Pair::drive`] leaves the output of `dir`'s sender queued in its session,
+    /// for [`Pair::intercept`] to take: a man in the middle who sees every byte first.
+    pub fn hold(&mut self, dir: Direction, held: bool) {
+        match dir {
+            Direction::AToB => self.ab.held = held,
+            Direction::BToA => self.ba.held = held,
+        }
+    }
+
+    /// Takes what the sending end of `dir` has queued, before it reaches the link: the test
+    /// may inspect, alter, drop, repeat or reorder the bytes (an attacker on the wire) and
+    /// pass them on with [`Pair::inject`]. Bytes already on the link are not included.
+    pub fn intercept(&mut self, dir: Direction) -> Vec<Bytes> {
+        let from = match dir {
+            Direction::AToB => &mut self.a,
+            Direction::BToA => &mut self.b,
+        };
+        std::iter::from_fn(|| from.session.poll_transmit()).collect()
+    }
+
+    /// Puts bytes on the link of `dir` as if its sender had just written them; the next
+    /// [`Pair::drive`] delivers them.
+    pub fn inject(&mut self, dir: Direction, bytes: Bytes) {
+        let link = match dir {
+            Direction::AToB => &mut self.ab,
+            Direction::BToA => &mut self.ba,
+        };
+        link.send(bytes, self.now, &mut self.rng);
+    }
+}
+
+/// One way through a [`Pair`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// From `a` (the connecting side) to `b`.
+    AToB,
+    /// From `b` to `a`.
+    BToA,
 }

@@ -1,45 +1,106 @@
-//! Security mechanisms as bytes-in/bytes-out state machines (specs 23, 24, 25).
+//! Security mechanisms as bytes-in/bytes-out state machines (specs 23, 24, 25, 26).
 //!
 //! Every mechanism has the same two halves:
 //! - the handshake: after the greeting, the mechanism queues its first commands
 //!   ([`Mechanism::start`]), takes the peer's commands one at a time
 //!   ([`Mechanism::handle_command`]) and finally yields the peer's properties;
 //! - traffic: every frame after the handshake, message parts and commands alike, passes through
-//!   [`Mechanism::encode_frame`] on the way out and [`Mechanism::decode_frame`] on the way in.
-//!   NULL and PLAIN pass frames through; CURVE wraps each one in a MESSAGE box whose encrypted
-//!   flags byte carries MORE and COMMAND, so the session's frame path does not change when
-//!   CURVE arrives.
+//!   [`Mechanism::encode_frame`] / [`Mechanism::encode_command`] on the way out and
+//!   [`Mechanism::decode_frame`] on the way in. NULL and PLAIN pass frames through; CURVE wraps
+//!   each one in a MESSAGE box whose encrypted flags byte carries MORE and COMMAND, so the
+//!   session's frame path is the same for all three.
 //!
-//! Keys and randomness are given to a mechanism in its configuration; it never fetches them.
+//! A server-side mechanism can pause its handshake to ask its owner whether to let the peer in
+//! (see [`AuthRequest`]): it leaves the request for
+//! [`Mechanism::take_auth_request`] and resumes on [`Mechanism::handle_auth_reply`].
+//!
+//! Keys and randomness are given to a mechanism ([`MechanismConfig`], [`Entropy`]); it never
+//! fetches them.
 
+mod auth;
+mod curve;
+mod keys;
 mod null;
+mod plain;
 
-use bytes::Bytes;
+use bytes::{BufMut, Bytes, BytesMut};
 
+pub use auth::{AuthReply, AuthRequest, Credentials};
+pub use curve::{CurveConfig, CurveMechanism};
+pub use keys::{generate_keypair, CurveKeyPair, CurvePublicKey, CurveSecretKey, Entropy, KEY_LEN};
 pub use null::NullMechanism;
+pub use plain::{PlainConfig, PlainMechanism};
+/// The `rand_core` (0.6) whose `CryptoRngCore` key generation takes, so callers can name it.
+pub use rand_core;
 
-use crate::error::{ProtocolError, SessionError};
+use crate::error::{ConfigError, ProtocolError, SessionError};
+use crate::session::SessionConfig;
 use crate::socket_type::SocketType;
 use crate::wire::command::Command;
 use crate::wire::frame::Frame;
 use crate::wire::greeting::{Greeting, MechanismName};
 use crate::wire::metadata::Metadata;
 use crate::wire::tx::TxQueue;
+use auth::AuthSettings;
 
 /// Which mechanism a connection uses, with its keys and settings.
+///
+/// PLAIN and CURVE have a client and a server side, and the configuration says which; the
+/// greeting's as-server flag follows it (for NULL, which has no roles, it follows
+/// `SessionConfig::as_server`). `Debug` never shows a password or a secret key.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum MechanismConfig {
     /// No security (spec 23's NULL).
     #[default]
     Null,
+    /// Username and password in clear (spec 24).
+    Plain(PlainConfig),
+    /// CurveZMQ encryption and authentication (specs 25 and 26).
+    Curve(CurveConfig),
 }
 
 impl MechanismConfig {
+    /// A PLAIN client that logs in with these credentials (each at most 255 bytes).
+    pub fn plain_client(
+        username: impl AsRef<[u8]>,
+        password: impl AsRef<[u8]>,
+    ) -> Result<Self, ConfigError> {
+        Ok(MechanismConfig::Plain(PlainConfig::client(
+            username, password,
+        )?))
+    }
+
+    /// A PLAIN server.
+    pub fn plain_server() -> Self {
+        MechanismConfig::Plain(PlainConfig::server())
+    }
+
+    /// A CURVE client that trusts `server_key` and proves itself with `keypair`.
+    pub fn curve_client(server_key: CurvePublicKey, keypair: CurveKeyPair) -> Self {
+        MechanismConfig::Curve(CurveConfig::client(server_key, keypair))
+    }
+
+    /// A CURVE server with its long-term keypair.
+    pub fn curve_server(keypair: CurveKeyPair) -> Self {
+        MechanismConfig::Curve(CurveConfig::server(keypair))
+    }
+
     /// The name announced in the greeting.
     pub fn name(&self) -> MechanismName {
         match self {
             MechanismConfig::Null => MechanismName::NULL,
+            MechanismConfig::Plain(_) => MechanismName::PLAIN,
+            MechanismConfig::Curve(_) => MechanismName::CURVE,
+        }
+    }
+
+    /// The as-server role the mechanism imposes, or None when it has no roles (NULL).
+    pub fn as_server(&self) -> Option<bool> {
+        match self {
+            MechanismConfig::Null => None,
+            MechanismConfig::Plain(p) => Some(p.is_server()),
+            MechanismConfig::Curve(c) => Some(c.is_server()),
         }
     }
 }
@@ -79,17 +140,36 @@ impl LocalProperties {
 pub enum Mechanism {
     /// NULL.
     Null(NullMechanism),
+    /// PLAIN.
+    Plain(PlainMechanism),
+    /// CURVE (boxed: its keys and cipher state are larger than the other variants).
+    Curve(Box<CurveMechanism>),
 }
 
 impl Mechanism {
-    /// A mechanism for the given configuration and role.
-    pub fn new(config: &MechanismConfig, _as_server: bool) -> Self {
-        match config {
-            MechanismConfig::Null => Mechanism::Null(NullMechanism::new()),
-        }
+    /// The mechanism a session with this configuration runs. `entropy` seeds the mechanism's
+    /// own random generator; CURVE cannot run without it.
+    pub fn new(config: &SessionConfig, entropy: Option<Entropy>) -> Result<Self, ConfigError> {
+        let auth = AuthSettings {
+            authenticate: config.authenticate,
+            zap_domain: config.zap_domain.clone(),
+        };
+        Ok(match &config.mechanism {
+            MechanismConfig::Null => Mechanism::Null(NullMechanism::with_auth(auth)),
+            MechanismConfig::Plain(p) => Mechanism::Plain(PlainMechanism::new(p, auth)),
+            MechanismConfig::Curve(c) => {
+                let entropy = entropy.ok_or(ConfigError::MissingEntropy)?;
+                Mechanism::Curve(Box::new(CurveMechanism::new(c, auth, &entropy)))
+            }
+        })
     }
 
-    /// Checks the peer's greeting against ours (name, and roles where they matter).
+    /// Checks the peer's greeting against ours: the same mechanism name, and for PLAIN and
+    /// CURVE not two servers.
+    ///
+    /// Two clients cannot be caught here: libzmq (4.3) sends as-server 0 in every greeting, its
+    /// PLAIN and CURVE servers included, so a client must accept a peer claiming 0. Two clients
+    /// are caught one step later instead, when a client receives the other's HELLO.
     pub fn check_greeting(&self, ours: &Greeting, peer: &Greeting) -> Result<(), ProtocolError> {
         if ours.mechanism != peer.mechanism {
             return Err(ProtocolError::MechanismMismatch {
@@ -100,6 +180,13 @@ impl Mechanism {
         match self {
             // NULL has no roles: either side may claim either.
             Mechanism::Null(_) => Ok(()),
+            Mechanism::Plain(_) | Mechanism::Curve(_) => {
+                if ours.as_server && peer.as_server {
+                    Err(ProtocolError::RoleMismatch)
+                } else {
+                    Ok(())
+                }
+            }
         }
     }
 
@@ -107,11 +194,14 @@ impl Mechanism {
     pub fn start(&mut self, local: &LocalProperties, out: &mut TxQueue) {
         match self {
             Mechanism::Null(m) => m.start(local, out),
+            Mechanism::Plain(m) => m.start(out),
+            Mechanism::Curve(m) => m.start(out),
         }
     }
 
     /// Takes one handshake command. `Ok(Some(props))` means the handshake is complete and gives
-    /// the peer's properties.
+    /// the properties the connection's messages carry (the peer's, plus what authentication
+    /// added).
     pub fn handle_command(
         &mut self,
         body: &Bytes,
@@ -120,6 +210,33 @@ impl Mechanism {
     ) -> Result<Option<Metadata>, SessionError> {
         match self {
             Mechanism::Null(m) => m.handle_command(body, local, out),
+            Mechanism::Plain(m) => m.handle_command(body, local, out),
+            Mechanism::Curve(m) => m.handle_command(body, local, out),
+        }
+    }
+
+    /// The question for the owner the handshake is waiting on, once (see [`AuthRequest`]).
+    pub fn take_auth_request(&mut self) -> Option<AuthRequest> {
+        match self {
+            Mechanism::Null(m) => m.take_auth_request(),
+            Mechanism::Plain(m) => m.take_auth_request(),
+            Mechanism::Curve(m) => m.take_auth_request(),
+        }
+    }
+
+    /// The owner's answer. Resumes the handshake (`Ok(Some(props))` when that completes it),
+    /// or refuses the peer: an ERROR is queued and the error is
+    /// [`SessionError::AuthFailed`]. A reply nobody asked for is ignored.
+    pub fn handle_auth_reply(
+        &mut self,
+        reply: AuthReply,
+        local: &LocalProperties,
+        out: &mut TxQueue,
+    ) -> Result<Option<Metadata>, SessionError> {
+        match self {
+            Mechanism::Null(m) => m.handle_auth_reply(reply, local, out),
+            Mechanism::Plain(m) => m.handle_auth_reply(reply, out),
+            Mechanism::Curve(m) => m.handle_auth_reply(reply, local, out),
         }
     }
 
@@ -133,14 +250,18 @@ impl Mechanism {
         out: &mut TxQueue,
     ) {
         match self {
-            Mechanism::Null(_) => out.push_frame(more, false, body, shared),
+            Mechanism::Null(_) | Mechanism::Plain(_) => out.push_frame(more, false, body, shared),
+            Mechanism::Curve(m) => m.encode_frame(more, body, out),
         }
     }
 
     /// Queues one outgoing traffic command.
     pub fn encode_command(&mut self, cmd: &Command, out: &mut TxQueue) {
         match self {
-            Mechanism::Null(_) => out.push_frame_with(true, cmd.encoded_len(), |b| cmd.encode(b)),
+            Mechanism::Null(_) | Mechanism::Plain(_) => {
+                out.push_frame_with(true, cmd.encoded_len(), |b| cmd.encode(b))
+            }
+            Mechanism::Curve(m) => m.encode_command(cmd, out),
         }
     }
 
@@ -148,7 +269,49 @@ impl Mechanism {
     #[inline]
     pub fn decode_frame(&mut self, frame: Frame) -> Result<Frame, SessionError> {
         match self {
-            Mechanism::Null(_) => Ok(frame),
+            Mechanism::Null(_) | Mechanism::Plain(_) => Ok(frame),
+            Mechanism::Curve(m) => m.decode_frame(frame),
         }
+    }
+}
+
+/// Queues a handshake command frame: name, then `len` bytes of data written by `fill`.
+fn push_command(out: &mut TxQueue, name: &[u8], len: usize, fill: impl FnOnce(&mut BytesMut)) {
+    out.push_frame_with(true, 1 + name.len() + len, |b| {
+        b.put_u8(name.len() as u8);
+        b.put_slice(name);
+        fill(b);
+    });
+}
+
+/// The error for a peer's ERROR command during a handshake.
+fn peer_error(body: &Bytes) -> SessionError {
+    match Command::decode(body) {
+        Ok(Command::Error { reason }) => SessionError::PeerError {
+            reason: String::from_utf8_lossy(&reason).into_owned(),
+        },
+        _ => ProtocolError::MalformedCommand { name: "ERROR" }.into(),
+    }
+}
+
+/// The error for a command that does not belong at this point of the handshake.
+fn unexpected(name: &[u8]) -> SessionError {
+    ProtocolError::UnexpectedCommand {
+        name: crate::wire::command::printable_name(name),
+    }
+    .into()
+}
+
+/// Refuses a peer the authenticator turned away: queues ERROR with the status code (unless
+/// `send_error` is false) and gives the session's error.
+fn refuse(reply: &AuthReply, send_error: bool, out: &mut TxQueue) -> SessionError {
+    if send_error {
+        let err = Command::Error {
+            reason: reply.error_reason(),
+        };
+        out.push_frame_with(true, err.encoded_len(), |b| err.encode(b));
+    }
+    SessionError::AuthFailed {
+        reason: reply.failure_reason(),
     }
 }

@@ -1,0 +1,896 @@
+//! The CURVE mechanism (spec 25): CurveZMQ (spec 26) over ZMTP, byte-compatible with
+//! libzmq's `curve_client` / `curve_server`.
+//!
+//! Four keypairs take part: the long-term ones of client (C, c) and server (S, s), which the
+//! configuration gives, and a short-term pair per side and connection (C', c' and S', s'),
+//! drawn from the connection's [`Entropy`] and gone with the connection. `Box[X](A->B)` is
+//! NaCl's crypto_box (X25519 + XSalsa20-Poly1305, from RustCrypto's `crypto_box`): only A can
+//! seal it, only B can open it. On the wire a box is its 16-byte tag followed by the
+//! ciphertext, NaCl's layout.
+//!
+//! ```text
+//! client                                                     server
+//! HELLO    1.0, 72 zero bytes, C', n, Box[64 zeros](C'->S)   ->            200 bytes
+//!     <-  WELCOME  N, Box[S' + cookie](S->C')                              168 bytes
+//!         cookie = N', SecretBox[C' + s'](cookie key)
+//! INITIATE cookie, n, Box[C + vouch + properties](C'->S')    ->      257+ bytes
+//!         vouch = N'', Box[C' + S](C->S')
+//!     <-  READY    n, Box[properties](S'->C')                          30+ bytes
+//! MESSAGE  n, Box[flags + body](C'->S' or S'->C')            <->     33+ bytes
+//! ```
+//!
+//! Long nonces (N: 16 random bytes) protect the long-term keys; short nonces (n) are a counter
+//! that starts at 1 on each side and runs on from the handshake into traffic: the client's
+//! HELLO is 1, INITIATE 2, its first MESSAGE 3; the server's READY is 1, its first MESSAGE 2.
+//! Every short nonce received must be above the last one accepted, so a replayed or reordered
+//! command is refused. Each box's nonce is its 8 or 16 bytes behind a fixed prefix naming the
+//! command ("CurveZMQHELLO---", "WELCOME-", "COOKIE--", "CurveZMQINITIATE", "VOUCH---",
+//! "CurveZMQREADY---", "CurveZMQMESSAGEC" from the client, "CurveZMQMESSAGES" from the server),
+//! so a box cannot be passed off as another command's.
+//!
+//! After the handshake every frame, commands included (PING, PONG, SUBSCRIBE, CANCEL...),
+//! travels as a MESSAGE whose outer frame flags are 0; the first byte inside the box carries
+//! MORE (0x01) and COMMAND (0x02). Spec 26 mentions only MORE; libzmq sends COMMAND too, and
+//! so do we.
+//!
+//! Anything malformed, any box that does not open and any nonce out of order ends the
+//! connection with a [`CurveError`] naming the cause; nothing from that peer reaches the
+//! application.
+
+use std::fmt;
+
+use bytes::{Buf, BufMut, Bytes, BytesMut};
+use crypto_box::aead::{AeadInPlace, Nonce, Tag};
+use crypto_box::SalsaBox;
+use crypto_secretbox::{KeyInit, XSalsa20Poly1305};
+use rand_chacha::ChaCha20Rng;
+use rand_core::{RngCore, SeedableRng};
+use subtle::ConstantTimeEq;
+use zeroize::Zeroizing;
+
+use super::auth::{connection_properties, AuthSettings, Credentials};
+use super::keys::{CurveKeyPair, CurvePublicKey, Entropy, KEY_LEN};
+use super::{
+    peer_error, push_command, refuse, unexpected, AuthReply, AuthRequest, LocalProperties,
+};
+use crate::error::{CurveError, ProtocolError, SessionError};
+use crate::message::Part;
+use crate::wire::command::Command;
+use crate::wire::frame::{Frame, FLAG_COMMAND, FLAG_MORE};
+use crate::wire::greeting::MechanismName;
+use crate::wire::metadata::Metadata;
+use crate::wire::tx::TxQueue;
+
+/// Poly1305 tag length: every box is this much longer than what it holds.
+const TAG: usize = 16;
+/// HELLO is exactly this long (spec 26), name included.
+const HELLO_LEN: usize = 200;
+/// WELCOME is exactly this long.
+const WELCOME_LEN: usize = 168;
+/// INITIATE is at least this long (no properties).
+const INITIATE_MIN: usize = 257;
+/// READY is at least this long (no properties).
+const READY_MIN: usize = 30;
+/// MESSAGE is at least this long (an empty body).
+const MESSAGE_MIN: usize = 33;
+/// A MESSAGE's name and short nonce, before its box.
+const MESSAGE_HEADER: usize = 16;
+/// Cookie: a 16-byte long nonce and an 80-byte box.
+const COOKIE_LEN: usize = 96;
+
+/// Flags inside a MESSAGE box (libzmq's `msg_t::more` and `msg_t::command`).
+const BOX_MORE: u8 = 0x01;
+const BOX_COMMAND: u8 = 0x02;
+
+/// A CURVE side: a client that knows its server's public key, or a server; each with its own
+/// long-term keypair. `Debug` shows public keys only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CurveConfig {
+    keypair: CurveKeyPair,
+    server_key: Option<CurvePublicKey>,
+}
+
+impl CurveConfig {
+    /// A client that trusts the server holding `server_key` and proves itself with `keypair`.
+    pub fn client(server_key: CurvePublicKey, keypair: CurveKeyPair) -> Self {
+        CurveConfig {
+            keypair,
+            server_key: Some(server_key),
+        }
+    }
+
+    /// A server with its long-term keypair.
+    pub fn server(keypair: CurveKeyPair) -> Self {
+        CurveConfig {
+            keypair,
+            server_key: None,
+        }
+    }
+
+    /// True for the server side.
+    pub fn is_server(&self) -> bool {
+        self.server_key.is_none()
+    }
+
+    /// Our long-term keypair.
+    pub fn keypair(&self) -> &CurveKeyPair {
+        &self.keypair
+    }
+
+    /// The server key a client trusts (None for a server).
+    pub fn server_key(&self) -> Option<&CurvePublicKey> {
+        self.server_key.as_ref()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Start,
+    // Client.
+    ExpectWelcome,
+    ExpectReady,
+    // Server.
+    ExpectHello,
+    ExpectInitiate,
+    AwaitAuth,
+    // Both: traffic.
+    Ready,
+}
+
+/// CURVE handshake and traffic state for one connection.
+pub struct CurveMechanism {
+    config: CurveConfig,
+    state: State,
+    /// Our short-term keypair (C', c' or S', s').
+    short: CurveKeyPair,
+    /// The peer's short-term public key, once known.
+    peer_short: Option<CurvePublicKey>,
+    /// Box between our short-term key and the peer's long-term one (client: c' and S) or the
+    /// other way round (server: s and C'): HELLO and WELCOME.
+    long_box: Option<SalsaBox>,
+    /// Box between the two short-term keys, precomputed once: INITIATE, READY, MESSAGE.
+    session_box: Option<SalsaBox>,
+    /// Client: the cookie from WELCOME, returned in INITIATE.
+    cookie: [u8; COOKIE_LEN],
+    /// Server: the key that seals our cookie, wiped once INITIATE has returned it.
+    cookie_key: Option<Zeroizing<[u8; KEY_LEN]>>,
+    /// The long nonces we will send: the vouch's (client), the cookie's and WELCOME's
+    /// (server). Drawn with everything else random when the connection starts.
+    vouch_nonce: [u8; 16],
+    cookie_nonce: [u8; 16],
+    welcome_nonce: [u8; 16],
+    /// The short nonce of the next command we send.
+    send_nonce: u64,
+    /// The highest short nonce accepted from the peer.
+    recv_nonce: u64,
+    auth: AuthSettings,
+    pending: Option<AuthRequest>,
+    /// Server: the client's properties while the owner decides.
+    peer_props: Option<Metadata>,
+}
+
+impl fmt::Debug for CurveMechanism {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CurveMechanism")
+            .field("server", &self.config.is_server())
+            .field("public_key", self.config.keypair.public())
+            .field("state", &self.state)
+            .field("send_nonce", &self.send_nonce)
+            .field("recv_nonce", &self.recv_nonce)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A 24-byte box nonce: a fixed prefix naming the command, then the per-command part.
+fn nonce(prefix: &[u8], tail: &[u8]) -> [u8; 24] {
+    debug_assert_eq!(prefix.len() + tail.len(), 24);
+    let mut n = [0u8; 24];
+    n[..prefix.len()].copy_from_slice(prefix);
+    n[prefix.len()..].copy_from_slice(tail);
+    n
+}
+
+/// Appends `Box[plaintext]` (tag, then ciphertext) to `out`, encrypting in place.
+fn seal_into<C: AeadInPlace, B: BufMut + AsMut<[u8]>>(
+    cipher: &C,
+    nonce: &[u8; 24],
+    plaintext: &[u8],
+    out: &mut B,
+) {
+    let tag_at = out.as_mut().len();
+    out.put_bytes(0, TAG);
+    out.put_slice(plaintext);
+    seal_in_place(cipher, nonce, out.as_mut(), tag_at);
+}
+
+/// Encrypts `out[tag_at + TAG..]` in place and writes its tag at `tag_at`.
+fn seal_in_place<C: AeadInPlace>(cipher: &C, nonce: &[u8; 24], out: &mut [u8], tag_at: usize) {
+    let tag = cipher
+        .encrypt_in_place_detached(Nonce::<C>::from_slice(nonce), b"", &mut out[tag_at + TAG..])
+        // Fails only with associated data, which CurveZMQ never uses.
+        .expect("XSalsa20-Poly1305 encryption without associated data cannot fail");
+    out[tag_at..tag_at + TAG].copy_from_slice(&tag);
+}
+
+/// Opens a box (tag, then ciphertext) in place; false when it was not sealed by the expected
+/// key with this nonce, or was altered.
+fn open_in_place<C: AeadInPlace>(
+    cipher: &C,
+    nonce: &[u8; 24],
+    tag: &[u8],
+    data: &mut [u8],
+) -> bool {
+    cipher
+        .decrypt_in_place_detached(
+            Nonce::<C>::from_slice(nonce),
+            b"",
+            data,
+            Tag::<C>::from_slice(tag),
+        )
+        .is_ok()
+}
+
+/// Opens a box (tag, then ciphertext); None when it does not open. The plaintext is wiped
+/// when dropped.
+fn open<C: AeadInPlace>(cipher: &C, nonce: &[u8; 24], sealed: &[u8]) -> Option<Zeroizing<Vec<u8>>> {
+    if sealed.len() < TAG {
+        return None;
+    }
+    let (tag, ciphertext) = sealed.split_at(TAG);
+    let mut plain = Zeroizing::new(ciphertext.to_vec());
+    open_in_place(cipher, nonce, tag, &mut plain).then_some(plain)
+}
+
+fn salsa_box(public: &CurvePublicKey, keys: &CurveKeyPair) -> SalsaBox {
+    SalsaBox::new(&public.to_crypto(), &keys.secret().to_crypto())
+}
+
+fn key_at(bytes: &[u8], at: usize) -> CurvePublicKey {
+    let mut k = [0u8; KEY_LEN];
+    k.copy_from_slice(&bytes[at..at + KEY_LEN]);
+    CurvePublicKey::from_bytes(k)
+}
+
+fn short_nonce(bytes: &[u8], at: usize) -> u64 {
+    let mut n = [0u8; 8];
+    n.copy_from_slice(&bytes[at..at + 8]);
+    u64::from_be_bytes(n)
+}
+
+fn bad_length(command: &'static str, len: usize, expected: &'static str) -> SessionError {
+    ProtocolError::from(CurveError::BadLength {
+        command,
+        len,
+        expected,
+    })
+    .into()
+}
+
+fn curve(e: CurveError) -> SessionError {
+    ProtocolError::from(e).into()
+}
+
+impl CurveMechanism {
+    /// Draws every random value the connection will need at once (short-term keypair, cookie
+    /// key, long nonces), then scrubs the generator: its state could regenerate the short-term
+    /// secret key, and forward secrecy depends on that key being gone with the connection.
+    pub(super) fn new(config: &CurveConfig, auth: AuthSettings, entropy: &Entropy) -> Self {
+        let mut rng = entropy.rng();
+        let short = CurveKeyPair::generate(&mut rng);
+        let mut cookie_key = Zeroizing::new([0u8; KEY_LEN]);
+        rng.fill_bytes(&mut cookie_key[..]);
+        let mut long_nonces = [[0u8; 16]; 3];
+        for n in &mut long_nonces {
+            rng.fill_bytes(n);
+        }
+        // rand_chacha does not wipe itself; overwrite its state in place instead.
+        rng = ChaCha20Rng::from_seed([0; 32]);
+        std::hint::black_box(&mut rng);
+        let [vouch_nonce, cookie_nonce, welcome_nonce] = long_nonces;
+        CurveMechanism {
+            config: config.clone(),
+            state: State::Start,
+            short,
+            peer_short: None,
+            long_box: None,
+            session_box: None,
+            cookie: [0; COOKIE_LEN],
+            cookie_key: config.is_server().then_some(cookie_key),
+            vouch_nonce,
+            cookie_nonce,
+            welcome_nonce,
+            send_nonce: 1,
+            recv_nonce: 0,
+            auth,
+            pending: None,
+            peer_props: None,
+        }
+    }
+
+    /// The short nonce for the next command; it never repeats within a connection.
+    fn next_nonce(&mut self) -> u64 {
+        let n = self.send_nonce;
+        // 2^64 commands on one connection would take millennia; refusing to wrap keeps a
+        // nonce from ever being reused with the same keys.
+        self.send_nonce = n.checked_add(1).expect("CURVE short nonce space exhausted");
+        n
+    }
+
+    /// A short nonce from the peer: it must be above every one before it.
+    fn accept_nonce(&self, got: u64) -> Result<u64, SessionError> {
+        if got <= self.recv_nonce {
+            return Err(curve(CurveError::NonceNotIncreasing {
+                got,
+                last: self.recv_nonce,
+            }));
+        }
+        Ok(got)
+    }
+
+    pub(super) fn start(&mut self, out: &mut TxQueue) {
+        match self.config.server_key {
+            Some(server_key) => {
+                self.long_box = Some(salsa_box(&server_key, &self.short));
+                self.send_hello(out);
+                self.state = State::ExpectWelcome;
+            }
+            None => self.state = State::ExpectHello,
+        }
+    }
+
+    pub(super) fn take_auth_request(&mut self) -> Option<AuthRequest> {
+        self.pending.take()
+    }
+
+    pub(super) fn handle_command(
+        &mut self,
+        body: &Bytes,
+        local: &LocalProperties,
+        out: &mut TxQueue,
+    ) -> Result<Option<Metadata>, SessionError> {
+        let (name, _) = Command::split(body)?;
+        match (self.state, &name[..]) {
+            (_, b"ERROR") => Err(peer_error(body)),
+            // A client greeted by a client (libzmq's greeting never says which it is).
+            (State::ExpectWelcome, b"HELLO") => Err(ProtocolError::RoleMismatch.into()),
+            (State::ExpectWelcome, b"WELCOME") => {
+                self.handle_welcome(body)?;
+                self.send_initiate(local, out);
+                self.state = State::ExpectReady;
+                Ok(None)
+            }
+            (State::ExpectReady, b"READY") => {
+                let props = self.handle_ready(body)?;
+                self.state = State::Ready;
+                Ok(Some(connection_properties(props, None)))
+            }
+            (State::ExpectHello, b"HELLO") => {
+                self.handle_hello(body)?;
+                self.send_welcome(out);
+                self.state = State::ExpectInitiate;
+                Ok(None)
+            }
+            (State::ExpectInitiate, b"INITIATE") => {
+                let (client_key, props) = self.handle_initiate(body)?;
+                if self.auth.authenticate {
+                    let credentials = Credentials::Curve { client_key };
+                    self.pending = Some(self.auth.request(MechanismName::CURVE, credentials));
+                    self.peer_props = Some(props);
+                    self.state = State::AwaitAuth;
+                    Ok(None)
+                } else {
+                    self.send_ready(local, out);
+                    self.state = State::Ready;
+                    Ok(Some(connection_properties(props, None)))
+                }
+            }
+            _ => Err(unexpected(&name)),
+        }
+    }
+
+    pub(super) fn handle_auth_reply(
+        &mut self,
+        reply: AuthReply,
+        local: &LocalProperties,
+        out: &mut TxQueue,
+    ) -> Result<Option<Metadata>, SessionError> {
+        if self.state != State::AwaitAuth {
+            return Ok(None);
+        }
+        let props = self.peer_props.take().unwrap_or_default();
+        if !reply.is_allowed() {
+            self.state = State::Start;
+            return Err(refuse(&reply, true, out));
+        }
+        self.send_ready(local, out);
+        self.state = State::Ready;
+        Ok(Some(connection_properties(props, Some(&reply))))
+    }
+
+    // ---- client side ----
+
+    fn send_hello(&mut self, out: &mut TxQueue) {
+        let n = self.next_nonce().to_be_bytes();
+        let Some(long_box) = &self.long_box else {
+            return;
+        };
+        let public = *self.short.public();
+        push_command(out, b"HELLO", HELLO_LEN - 6, |b| {
+            b.put_slice(&[1, 0]); // CurveZMQ 1.0
+            b.put_bytes(0, 72); // anti-amplification padding: HELLO outweighs WELCOME
+            b.put_slice(public.as_bytes());
+            b.put_slice(&n);
+            seal_into(long_box, &nonce(b"CurveZMQHELLO---", &n), &[0; 64], b);
+        });
+    }
+
+    fn handle_welcome(&mut self, body: &[u8]) -> Result<(), SessionError> {
+        if body.len() != WELCOME_LEN {
+            return Err(bad_length("WELCOME", body.len(), "168 bytes"));
+        }
+        let long_box = self.long_box.take().ok_or(curve(CurveError::WelcomeBox))?;
+        let plain = open(&long_box, &nonce(b"WELCOME-", &body[8..24]), &body[24..])
+            .ok_or(curve(CurveError::WelcomeBox))?;
+        let server_short = key_at(&plain, 0);
+        self.cookie.copy_from_slice(&plain[32..32 + COOKIE_LEN]);
+        self.session_box = Some(salsa_box(&server_short, &self.short));
+        self.peer_short = Some(server_short);
+        Ok(())
+    }
+
+    fn send_initiate(&mut self, local: &LocalProperties, out: &mut TxQueue) {
+        let (Some(server_key), Some(server_short)) = (self.config.server_key, self.peer_short)
+        else {
+            return;
+        };
+        // The vouch: our long-term key vouches for our short-term key, to this server only.
+        let vouch_nonce = self.vouch_nonce;
+        let mut vouch_plain = [0u8; 64];
+        vouch_plain[..32].copy_from_slice(self.short.public().as_bytes());
+        vouch_plain[32..].copy_from_slice(server_key.as_bytes());
+        let mut vouch = BytesMut::with_capacity(TAG + 64);
+        let vouch_box = salsa_box(&server_short, &self.config.keypair);
+        seal_into(
+            &vouch_box,
+            &nonce(b"VOUCH---", &vouch_nonce),
+            &vouch_plain,
+            &mut vouch,
+        );
+
+        let props = local.to_metadata();
+        let n = self.next_nonce().to_be_bytes();
+        let Some(session_box) = &self.session_box else {
+            return;
+        };
+        let cookie = self.cookie;
+        let public = *self.config.keypair.public();
+        let len = COOKIE_LEN + 8 + TAG + 32 + 16 + vouch.len() + props.encoded_len();
+        push_command(out, b"INITIATE", len, |b| {
+            b.put_slice(&cookie);
+            b.put_slice(&n);
+            let tag_at = b.len();
+            b.put_bytes(0, TAG);
+            b.put_slice(public.as_bytes());
+            b.put_slice(&vouch_nonce);
+            b.put_slice(&vouch);
+            props.encode(b);
+            seal_in_place(session_box, &nonce(b"CurveZMQINITIATE", &n), b, tag_at);
+        });
+    }
+
+    fn handle_ready(&mut self, body: &[u8]) -> Result<Metadata, SessionError> {
+        if body.len() < READY_MIN {
+            return Err(bad_length("READY", body.len(), "at least 30 bytes"));
+        }
+        let n = self.accept_nonce(short_nonce(body, 6))?;
+        let session_box = self
+            .session_box
+            .as_ref()
+            .ok_or(curve(CurveError::ReadyBox))?;
+        let plain = open(
+            session_box,
+            &nonce(b"CurveZMQREADY---", &body[6..14]),
+            &body[14..],
+        )
+        .ok_or(curve(CurveError::ReadyBox))?;
+        let props = Metadata::decode(&Bytes::copy_from_slice(&plain))?;
+        self.recv_nonce = n;
+        Ok(props)
+    }
+
+    // ---- server side ----
+
+    fn handle_hello(&mut self, body: &[u8]) -> Result<(), SessionError> {
+        if body.len() != HELLO_LEN {
+            return Err(bad_length("HELLO", body.len(), "200 bytes"));
+        }
+        let (major, minor) = (body[6], body[7]);
+        if (major, minor) != (1, 0) {
+            return Err(curve(CurveError::BadVersion { major, minor }));
+        }
+        let client_short = key_at(body, 80);
+        let n = self.accept_nonce(short_nonce(body, 112))?;
+        let long_box = salsa_box(&client_short, &self.config.keypair);
+        let plain = open(
+            &long_box,
+            &nonce(b"CurveZMQHELLO---", &body[112..120]),
+            &body[120..],
+        )
+        .ok_or(curve(CurveError::HelloBox))?;
+        // The signature holds 64 zeros; anything else was not made by a CurveZMQ client.
+        if !bool::from(plain.ct_eq(&[0u8; 64][..])) {
+            return Err(curve(CurveError::HelloBox));
+        }
+        self.recv_nonce = n;
+        self.session_box = Some(salsa_box(&client_short, &self.short));
+        self.long_box = Some(long_box);
+        self.peer_short = Some(client_short);
+        Ok(())
+    }
+
+    fn send_welcome(&mut self, out: &mut TxQueue) {
+        let Some(client_short) = self.peer_short else {
+            return;
+        };
+        // The cookie carries our short-term secret key to ourselves, sealed with a key only we
+        // hold: the client returns it in INITIATE.
+        let Some(cookie_key) = &self.cookie_key else {
+            return;
+        };
+        let cookie_nonce = self.cookie_nonce;
+        let mut cookie_plain = Zeroizing::new([0u8; 64]);
+        cookie_plain[..32].copy_from_slice(client_short.as_bytes());
+        cookie_plain[32..].copy_from_slice(self.short.secret().expose_bytes());
+        let cookie_box = XSalsa20Poly1305::new(cookie_key[..].into());
+
+        let mut welcome_plain = Zeroizing::new(Vec::with_capacity(32 + COOKIE_LEN));
+        welcome_plain.put_slice(self.short.public().as_bytes());
+        welcome_plain.put_slice(&cookie_nonce);
+        seal_into(
+            &cookie_box,
+            &nonce(b"COOKIE--", &cookie_nonce),
+            &cookie_plain[..],
+            &mut *welcome_plain,
+        );
+
+        let welcome_nonce = self.welcome_nonce;
+        let Some(long_box) = self.long_box.take() else {
+            return;
+        };
+        push_command(out, b"WELCOME", WELCOME_LEN - 8, |b| {
+            b.put_slice(&welcome_nonce);
+            seal_into(
+                &long_box,
+                &nonce(b"WELCOME-", &welcome_nonce),
+                &welcome_plain,
+                b,
+            );
+        });
+    }
+
+    /// Checks INITIATE from the outside in: size, cookie, nonce, box, vouch, properties. Gives
+    /// the client's long-term key and its properties.
+    fn handle_initiate(&mut self, body: &[u8]) -> Result<(CurvePublicKey, Metadata), SessionError> {
+        if body.len() < INITIATE_MIN {
+            return Err(bad_length("INITIATE", body.len(), "at least 257 bytes"));
+        }
+        let (Some(client_short), Some(cookie_key)) = (self.peer_short, self.cookie_key.take())
+        else {
+            return Err(curve(CurveError::BadCookie));
+        };
+        let cookie_box = XSalsa20Poly1305::new(cookie_key[..].into());
+        let cookie = open(
+            &cookie_box,
+            &nonce(b"COOKIE--", &body[9..25]),
+            &body[25..105],
+        )
+        .ok_or(curve(CurveError::BadCookie))?;
+        let mut expected = Zeroizing::new([0u8; 64]);
+        expected[..32].copy_from_slice(client_short.as_bytes());
+        expected[32..].copy_from_slice(self.short.secret().expose_bytes());
+        if !bool::from(cookie.ct_eq(&expected[..])) {
+            return Err(curve(CurveError::BadCookie));
+        }
+
+        let n = self.accept_nonce(short_nonce(body, 105))?;
+        let session_box = self
+            .session_box
+            .as_ref()
+            .ok_or(curve(CurveError::InitiateBox))?;
+        let plain = open(
+            session_box,
+            &nonce(b"CurveZMQINITIATE", &body[105..113]),
+            &body[113..],
+        )
+        .ok_or(curve(CurveError::InitiateBox))?;
+        let client_key = key_at(&plain, 0);
+        let vouch_box = salsa_box(&client_key, &self.short);
+        let vouch = open(
+            &vouch_box,
+            &nonce(b"VOUCH---", &plain[32..48]),
+            &plain[48..128],
+        )
+        .ok_or(curve(CurveError::BadVouch))?;
+        let mut vouched = [0u8; 64];
+        vouched[..32].copy_from_slice(client_short.as_bytes());
+        vouched[32..].copy_from_slice(self.config.keypair.public().as_bytes());
+        if !bool::from(vouch.ct_eq(&vouched[..])) {
+            return Err(curve(CurveError::BadVouch));
+        }
+        let props = Metadata::decode(&Bytes::copy_from_slice(&plain[128..]))?;
+        self.recv_nonce = n;
+        Ok((client_key, props))
+    }
+
+    fn send_ready(&mut self, local: &LocalProperties, out: &mut TxQueue) {
+        let props = local.to_metadata();
+        let n = self.next_nonce().to_be_bytes();
+        let Some(session_box) = &self.session_box else {
+            return;
+        };
+        push_command(out, b"READY", 8 + TAG + props.encoded_len(), |b| {
+            b.put_slice(&n);
+            let tag_at = b.len();
+            b.put_bytes(0, TAG);
+            props.encode(b);
+            seal_in_place(session_box, &nonce(b"CurveZMQREADY---", &n), b, tag_at);
+        });
+    }
+
+    // ---- traffic ----
+
+    fn message_prefixes(&self) -> (&'static [u8; 16], &'static [u8; 16]) {
+        if self.config.is_server() {
+            (b"CurveZMQMESSAGES", b"CurveZMQMESSAGEC")
+        } else {
+            (b"CurveZMQMESSAGEC", b"CurveZMQMESSAGES")
+        }
+    }
+
+    /// Queues one MESSAGE holding `flags` and `len` body bytes written by `fill`. The outer
+    /// frame's flags stay 0; MORE and COMMAND travel inside the box.
+    fn seal_message(
+        &mut self,
+        flags: u8,
+        len: usize,
+        fill: impl FnOnce(&mut BytesMut),
+        out: &mut TxQueue,
+    ) {
+        let n = self.next_nonce().to_be_bytes();
+        let (prefix, _) = self.message_prefixes();
+        let Some(session_box) = &self.session_box else {
+            return;
+        };
+        out.push_frame_with(false, MESSAGE_MIN + len, |b| {
+            b.put_slice(b"\x07MESSAGE");
+            b.put_slice(&n);
+            let tag_at = b.len();
+            b.put_bytes(0, TAG);
+            b.put_u8(flags);
+            fill(b);
+            seal_in_place(session_box, &nonce(prefix, &n), b, tag_at);
+        });
+    }
+
+    pub(super) fn encode_frame(&mut self, more: bool, body: &[u8], out: &mut TxQueue) {
+        let flags = if more { BOX_MORE } else { 0 };
+        self.seal_message(flags, body.len(), |b| b.put_slice(body), out);
+    }
+
+    pub(super) fn encode_command(&mut self, cmd: &Command, out: &mut TxQueue) {
+        self.seal_message(BOX_COMMAND, cmd.encoded_len(), |b| cmd.encode(b), out);
+    }
+
+    pub(super) fn decode_frame(&mut self, frame: Frame) -> Result<Frame, SessionError> {
+        let body = &frame.body[..];
+        if body.len() < 8 || &body[..8] != b"\x07MESSAGE" {
+            return Err(curve(CurveError::NotAMessage));
+        }
+        if body.len() < MESSAGE_MIN {
+            return Err(bad_length("MESSAGE", body.len(), "at least 33 bytes"));
+        }
+        let n = self.accept_nonce(short_nonce(body, 8))?;
+        let (_, prefix) = self.message_prefixes();
+        let session_box = self
+            .session_box
+            .as_ref()
+            .ok_or(curve(CurveError::MessageBox))?;
+        let mut plain = BytesMut::from(&body[MESSAGE_HEADER + TAG..]);
+        let tag = &body[MESSAGE_HEADER..MESSAGE_HEADER + TAG];
+        if !open_in_place(session_box, &nonce(prefix, &body[8..16]), tag, &mut plain) {
+            return Err(curve(CurveError::MessageBox));
+        }
+        self.recv_nonce = n;
+        let inner = plain[0];
+        plain.advance(1);
+        let mut flags = 0;
+        if inner & BOX_MORE != 0 {
+            flags |= FLAG_MORE;
+        }
+        if inner & BOX_COMMAND != 0 {
+            flags |= FLAG_COMMAND;
+        }
+        if flags == FLAG_MORE | FLAG_COMMAND {
+            return Err(ProtocolError::CommandWithMore.into());
+        }
+        Ok(Frame {
+            flags,
+            body: Part::from(plain.freeze()),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::socket_type::SocketType;
+
+    fn local() -> LocalProperties {
+        LocalProperties {
+            socket_type: SocketType::Dealer,
+            routing_id: Bytes::new(),
+            application: Metadata::new(),
+        }
+    }
+
+    fn frames(out: &mut TxQueue) -> Vec<Bytes> {
+        let mut all = BytesMut::new();
+        while let Some(c) = out.poll_transmit() {
+            all.extend_from_slice(&c);
+        }
+        let d = crate::wire::frame::FrameDecoder::new(None);
+        let mut v = Vec::new();
+        while let Some(f) = d.decode(&mut all).unwrap() {
+            assert!(f.is_command(), "handshake commands carry the COMMAND flag");
+            v.push(f.body.to_bytes());
+        }
+        v
+    }
+
+    fn mechanisms(client_keys: CurveKeyPair) -> (CurveMechanism, CurveMechanism) {
+        let server_keys = CurveKeyPair::generate(&mut Entropy::from_bytes([9; 32]).rng());
+        let c = CurveMechanism::new(
+            &CurveConfig::client(*server_keys.public(), client_keys),
+            AuthSettings::default(),
+            &Entropy::from_bytes([1; 32]),
+        );
+        let s = CurveMechanism::new(
+            &CurveConfig::server(server_keys),
+            AuthSettings::default(),
+            &Entropy::from_bytes([2; 32]),
+        );
+        (c, s)
+    }
+
+    /// Runs the handshake up to the server's verdict on INITIATE.
+    fn up_to_initiate(
+        c: &mut CurveMechanism,
+        s: &mut CurveMechanism,
+        to_s: &mut TxQueue,
+        to_c: &mut TxQueue,
+    ) -> Result<Option<Metadata>, SessionError> {
+        c.start(to_s);
+        s.start(to_c);
+        let hello = frames(to_s).remove(0);
+        assert_eq!(hello.len(), HELLO_LEN);
+        assert!(s.handle_command(&hello, &local(), to_c).unwrap().is_none());
+        let welcome = frames(to_c).remove(0);
+        assert_eq!(welcome.len(), WELCOME_LEN);
+        assert!(c
+            .handle_command(&welcome, &local(), to_s)
+            .unwrap()
+            .is_none());
+        let initiate = frames(to_s).remove(0);
+        let props = local().to_metadata().encoded_len();
+        assert_eq!(initiate.len(), INITIATE_MIN + props);
+        s.handle_command(&initiate, &local(), to_c)
+    }
+
+    /// A client and a server mechanism taken through the handshake by hand.
+    fn pair() -> (CurveMechanism, CurveMechanism) {
+        let client_keys = CurveKeyPair::generate(&mut Entropy::from_bytes([8; 32]).rng());
+        let (mut c, mut s) = mechanisms(client_keys);
+        let (mut to_s, mut to_c) = (TxQueue::new(), TxQueue::new());
+        let done = up_to_initiate(&mut c, &mut s, &mut to_s, &mut to_c).unwrap();
+        assert!(done.is_some());
+        let props = local().to_metadata().encoded_len();
+        let ready = frames(&mut to_c).remove(0);
+        assert_eq!(ready.len(), READY_MIN + props);
+        assert!(c
+            .handle_command(&ready, &local(), &mut to_s)
+            .unwrap()
+            .is_some());
+        (c, s)
+    }
+
+    fn one_frame(out: &mut TxQueue) -> (u8, Bytes) {
+        let mut all = BytesMut::new();
+        while let Some(c) = out.poll_transmit() {
+            all.extend_from_slice(&c);
+        }
+        let f = crate::wire::frame::FrameDecoder::new(None)
+            .decode(&mut all)
+            .unwrap()
+            .unwrap();
+        assert!(all.is_empty());
+        (f.flags, f.body.to_bytes())
+    }
+
+    #[test]
+    fn a_client_whose_keys_do_not_match_fails_at_the_vouch() {
+        // It claims one long-term public key but vouches with another secret key.
+        let claimed = *CurveKeyPair::generate(&mut Entropy::from_bytes([5; 32]).rng()).public();
+        let actual = CurveKeyPair::generate(&mut Entropy::from_bytes([6; 32]).rng());
+        let liar = CurveKeyPair::mismatched(claimed, actual.secret().clone());
+        let (mut c, mut s) = mechanisms(liar);
+        let (mut to_s, mut to_c) = (TxQueue::new(), TxQueue::new());
+        let err = up_to_initiate(&mut c, &mut s, &mut to_s, &mut to_c).unwrap_err();
+        assert_eq!(err, curve(CurveError::BadVouch));
+        assert!(
+            to_c.is_empty(),
+            "no READY for a client that failed the vouch"
+        );
+    }
+
+    #[test]
+    fn nonces_continue_from_the_handshake() {
+        let (mut c, mut s) = pair();
+        assert_eq!((c.send_nonce, c.recv_nonce), (3, 1));
+        assert_eq!((s.send_nonce, s.recv_nonce), (2, 2));
+        let mut q = TxQueue::new();
+        c.encode_frame(false, b"x", &mut q);
+        let (_, body) = one_frame(&mut q);
+        assert_eq!(&body[8..16], &3u64.to_be_bytes());
+        s.decode_frame(Frame::message(Part::from(body), false))
+            .unwrap();
+    }
+
+    #[test]
+    fn command_and_more_travel_inside_the_box() {
+        let (mut c, mut s) = pair();
+        let mut q = TxQueue::new();
+        let ping = Command::Ping {
+            ttl_deciseconds: 7,
+            context: Bytes::from_static(b"ctx"),
+        };
+        c.encode_command(&ping, &mut q);
+        let (flags, body) = one_frame(&mut q);
+        assert_eq!(flags, 0, "the outer frame of a MESSAGE has no flags");
+        assert_eq!(body.len(), MESSAGE_MIN + ping.encoded_len());
+        let f = s
+            .decode_frame(Frame::message(Part::from(body), false))
+            .unwrap();
+        assert!(f.is_command() && !f.more());
+        assert_eq!(Command::decode(&f.body.to_bytes()).unwrap(), ping);
+
+        s.encode_frame(true, b"part", &mut q);
+        let (flags, body) = one_frame(&mut q);
+        assert_eq!(flags, 0);
+        let f = c
+            .decode_frame(Frame::message(Part::from(body), false))
+            .unwrap();
+        assert!(f.more() && !f.is_command());
+        assert_eq!(&f.body[..], b"part");
+    }
+
+    #[test]
+    fn every_byte_of_a_message_is_protected() {
+        let (mut c, mut s) = pair();
+        let mut q = TxQueue::new();
+        c.encode_frame(false, b"hello", &mut q);
+        let (_, body) = one_frame(&mut q);
+        // A refused frame leaves the receiver as it was, so one receiver checks every flip.
+        for i in 0..body.len() {
+            let mut bad = body.to_vec();
+            bad[i] ^= 0x20;
+            assert!(
+                s.decode_frame(Frame::message(Part::from(bad), false))
+                    .is_err(),
+                "flipping byte {i} went unnoticed"
+            );
+        }
+        assert!(s
+            .decode_frame(Frame::message(Part::from(body), false))
+            .is_ok());
+    }
+}
