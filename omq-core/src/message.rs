@@ -287,6 +287,11 @@ impl Message {
         self.metadata.as_ref().and_then(|m| m.get(name))
     }
 
+    /// The shared connection metadata, for moving it to another message without a copy.
+    pub fn shared_metadata(&self) -> Option<&Arc<Metadata>> {
+        self.metadata.as_ref()
+    }
+
     /// Attaches connection metadata (done by the session for every received message).
     pub fn set_metadata(&mut self, metadata: Option<Arc<Metadata>>) {
         self.metadata = metadata;
