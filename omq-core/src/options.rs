@@ -109,7 +109,7 @@ impl OptionName {
             ProbeRouter => matches!(t, T::Router | T::Dealer | T::Req),
             ReqCorrelate | ReqRelaxed => t == T::Req,
             Conflate => matches!(t, T::Dealer | T::Pull | T::Push | T::Pub | T::Sub),
-            Subscribe | Unsubscribe => t == T::Sub,
+            Subscribe | Unsubscribe => matches!(t, T::Sub | T::XPub),
             XpubVerbose | XpubVerboser | XpubManual | XpubWelcomeMsg => t == T::XPub,
             XpubNodrop => matches!(t, T::Pub | T::XPub),
             XsubVerboseUnsubscribe => t == T::XSub,

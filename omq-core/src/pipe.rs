@@ -110,6 +110,9 @@ pub struct Pipe {
     pub read_paused: bool,
     /// The pipe is in the fair-queue ring.
     pub queued_for_read: bool,
+    /// Scratch mark used while distributing one message, so a pipe matched by several
+    /// subscriptions gets it once.
+    pub mark: u64,
 }
 
 impl Pipe {
@@ -128,6 +131,7 @@ impl Pipe {
             flush_requested: false,
             read_paused: false,
             queued_for_read: false,
+            mark: 0,
         }
     }
 

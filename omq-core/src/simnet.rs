@@ -563,7 +563,11 @@ impl Net {
             return;
         };
         let other = 1 - side;
+        // What was already on the wire arrives first, then the failing side's last words.
         let mut last = BytesMut::new();
+        for f in c.links[side].drain(..) {
+            last.extend_from_slice(&f.bytes);
+        }
         while let Some(chunk) = c.sides[side].conn.poll_transmit() {
             last.extend_from_slice(&chunk);
         }

@@ -26,6 +26,7 @@ use crate::rng::SplitMix64;
 use crate::routing::rep::{split_envelope, RepState};
 use crate::routing::req::ReqState;
 use crate::routing::router::{Identified, RouterTable};
+use crate::routing::trie::{PipeSet, Trie};
 use crate::routing::{FairQueue, LoadBalancer};
 use crate::session::{PeerInfo, SessionConfig};
 use crate::socket_type::SocketType;
@@ -151,6 +152,30 @@ enum Kind {
     Router(RouterTable),
     Req(ReqState),
     Rep(RepState),
+    /// PUB and XPUB.
+    Pub(PubState),
+    /// SUB and XSUB.
+    Sub(SubState),
+}
+
+#[derive(Debug, Default)]
+struct PubState {
+    /// Who is subscribed to what.
+    trie: Trie<PipeSet>,
+    /// XPUB: subscription notifications waiting for the application.
+    up: VecDeque<Message>,
+    /// XPUB_MANUAL: the pipe whose subscription the application is answering.
+    last_pipe: Option<PipeId>,
+    /// Distribution round, to give each pipe a message once.
+    round: u64,
+    /// Reused list of the pipes a message goes to (no allocation per send).
+    targets: Vec<PipeId>,
+}
+
+#[derive(Debug, Default)]
+struct SubState {
+    /// What we are subscribed to, with counts.
+    trie: Trie<u32>,
 }
 
 #[derive(Debug)]
@@ -199,6 +224,8 @@ impl Socket {
             SocketType::Router => Kind::Router(RouterTable::new(rng.next_u64() as u32)),
             SocketType::Req => Kind::Req(ReqState::new(rng.next_u64() as u32)),
             SocketType::Rep => Kind::Rep(RepState::default()),
+            SocketType::Pub | SocketType::XPub => Kind::Pub(PubState::default()),
+            SocketType::Sub | SocketType::XSub => Kind::Sub(SubState::default()),
             other => return Err(SocketError::UnsupportedType(other)),
         };
         Ok(Socket {
@@ -476,6 +503,17 @@ impl Socket {
         if !attached && !self.attach(pipe) {
             return;
         }
+        // A subscriber tells every new connection (and every reconnection) what it wants,
+        // each topic once.
+        if let Kind::Sub(sub) = &self.kind {
+            let topics: Vec<Bytes> = sub.trie.topics().into_iter().map(|(t, _)| t).collect();
+            if let Some(p) = self.pipes.get_mut(pipe) {
+                p.commands
+                    .retain(|c| !matches!(c, Command::Subscribe(_) | Command::Cancel(_)));
+                p.commands
+                    .extend(topics.into_iter().map(Command::Subscribe));
+            }
+        }
         self.request_flush(pipe);
     }
 
@@ -485,6 +523,17 @@ impl Socket {
     pub fn handle_message(&mut self, pipe: PipeId, msg: Message) -> Result<(), Message> {
         let hwm = self.options.rcvhwm;
         let conflate = self.options.conflate;
+        match &self.kind {
+            // A PUB has no use for data from its subscribers.
+            Kind::Pub(_) if self.socket_type == SocketType::Pub => return Ok(()),
+            Kind::Sub(sub) => {
+                let first = msg.parts().first().map_or(&[][..], |p| &p[..]);
+                if sub.trie.matches(first) == self.options.invert_matching {
+                    return Ok(());
+                }
+            }
+            _ => {}
+        }
         let Some(p) = self.pipes.get_mut(pipe) else {
             return Ok(());
         };
@@ -503,10 +552,109 @@ impl Socket {
     }
 
     /// The peer on `pipe` subscribed to `topic`.
-    pub fn handle_subscribe(&mut self, _pipe: PipeId, _topic: Bytes) {}
+    pub fn handle_subscribe(&mut self, pipe: PipeId, topic: Bytes) {
+        let xpub = self.socket_type == SocketType::XPub;
+        let o = &self.options;
+        let (manual, verbose) = (o.xpub_manual, o.xpub_verbose || o.xpub_verboser);
+        let Kind::Pub(state) = &mut self.kind else {
+            return;
+        };
+        if self.pipes.get(pipe).is_none() {
+            return;
+        }
+        if manual && xpub {
+            state.last_pipe = Some(pipe);
+            state.up.push_back(notification(1, &topic));
+            return;
+        }
+        let first = state.trie.add(&topic, pipe);
+        if xpub && (first || verbose) {
+            state.up.push_back(notification(1, &topic));
+        }
+    }
 
     /// The peer on `pipe` cancelled a subscription.
-    pub fn handle_cancel(&mut self, _pipe: PipeId, _topic: Bytes) {}
+    pub fn handle_cancel(&mut self, pipe: PipeId, topic: Bytes) {
+        let xpub = self.socket_type == SocketType::XPub;
+        let (manual, verboser) = (self.options.xpub_manual, self.options.xpub_verboser);
+        let Kind::Pub(state) = &mut self.kind else {
+            return;
+        };
+        if self.pipes.get(pipe).is_none() {
+            return;
+        }
+        if manual && xpub {
+            state.last_pipe = Some(pipe);
+            state.up.push_back(notification(0, &topic));
+            return;
+        }
+        let last = state.trie.remove(&topic, pipe);
+        if xpub && (last || verboser) {
+            state.up.push_back(notification(0, &topic));
+        }
+    }
+
+    /// Subscribes to a topic prefix: SUB's SUBSCRIBE option, or, with XPUB_MANUAL, subscribes
+    /// the peer whose subscription was last received.
+    pub fn subscribe(&mut self, topic: &[u8]) -> Result<(), SocketError> {
+        self.change_subscription(true, topic)
+    }
+
+    /// Unsubscribes (UNSUBSCRIBE). Duplicated subscriptions need as many unsubscriptions.
+    pub fn unsubscribe(&mut self, topic: &[u8]) -> Result<(), SocketError> {
+        self.change_subscription(false, topic)
+    }
+
+    fn change_subscription(&mut self, on: bool, topic: &[u8]) -> Result<(), SocketError> {
+        let name = if on {
+            crate::options::OptionName::Subscribe
+        } else {
+            crate::options::OptionName::Unsubscribe
+        };
+        if !name.applies_to(self.socket_type) {
+            return Err(OptionError::NotApplicable {
+                option: name,
+                socket_type: self.socket_type,
+            }
+            .into());
+        }
+        match &mut self.kind {
+            Kind::Sub(sub) => {
+                let changed = if on {
+                    sub.trie.add(topic)
+                } else {
+                    sub.trie.remove(topic)
+                };
+                if changed {
+                    let t = Bytes::copy_from_slice(topic);
+                    let cmd = if on {
+                        Command::Subscribe(t)
+                    } else {
+                        Command::Cancel(t)
+                    };
+                    self.broadcast_command(cmd);
+                }
+            }
+            Kind::Pub(state) => {
+                if let Some(pipe) = state.last_pipe.filter(|&p| self.pipes.get(p).is_some()) {
+                    if on {
+                        state.trie.add(topic, pipe);
+                    } else {
+                        state.trie.remove(topic, pipe);
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn broadcast_command(&mut self, cmd: Command) {
+        let ids: Vec<PipeId> = self.lb.pipes().to_vec();
+        for id in ids {
+            self.enqueue_command(id, cmd.clone());
+        }
+    }
 
     /// `pipe`'s connection ended.
     pub fn handle_closed(&mut self, pipe: PipeId, reason: &CloseReason, now: Instant) {
@@ -654,6 +802,16 @@ impl Socket {
                 }
             }
             Kind::Rep(_) => {}
+            // Publishers and subscribers keep the list of their peers in the balancer's ring;
+            // they address all of them, never one in turn.
+            Kind::Pub(_) | Kind::Sub(_) => self.lb.add(id),
+        }
+        if let Some(welcome) = self.options.xpub_welcome_msg.clone() {
+            if self.socket_type == SocketType::XPub {
+                if let Some(p) = self.pipes.get_mut(id) {
+                    p.out.push_back(Message::from(welcome));
+                }
+            }
         }
         let probe = self.options.probe_router;
         if let Some(p) = self.pipes.get_mut(id) {
@@ -684,8 +842,32 @@ impl Socket {
             self.fq.remove(id);
         }
         self.lb.remove(id);
-        if let (Kind::Router(table), Some(rid)) = (&mut self.kind, rid) {
-            table.remove(&rid, id);
+        if let (Kind::Router(table), Some(rid)) = (&mut self.kind, rid.as_ref()) {
+            table.remove(rid, id);
+        }
+        let xpub = self.socket_type == SocketType::XPub;
+        let verboser = self.options.xpub_verboser;
+        if let Kind::Pub(state) = &mut self.kind {
+            let all: Vec<Bytes> = if verboser {
+                state
+                    .trie
+                    .topics()
+                    .into_iter()
+                    .filter(|(_, set)| set.contains(&id))
+                    .map(|(t, _)| t)
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let emptied = state.trie.remove_pipe(id);
+            if xpub {
+                for t in if verboser { all } else { emptied } {
+                    state.up.push_back(notification(0, &t));
+                }
+            }
+            if state.last_pipe == Some(id) {
+                state.last_pipe = None;
+            }
         }
         if close && has_connection {
             self.actions.push_back(Action::Close { pipe: id });
@@ -791,6 +973,9 @@ impl Socket {
                 }
                 Ok(())
             }
+            Kind::Pub(_) => self.distribute(msg),
+            Kind::Sub(_) if self.socket_type == SocketType::XSub => self.xsub_send(msg),
+            Kind::Sub(_) => Err(SendError::NotSupported(msg)),
             Kind::Router(table) => {
                 if msg.len() < 2 {
                     return Err(SendError::InvalidMessage(
@@ -821,6 +1006,106 @@ impl Socket {
                 Ok(())
             }
         }
+    }
+
+    /// PUB/XPUB: every matching subscriber gets the message; a full one loses it (or, with
+    /// XPUB_NODROP, the send fails with "would block" and nobody gets it).
+    fn distribute(&mut self, msg: Message) -> Result<(), SendError> {
+        let hwm = self.send_hwm();
+        let invert = self.options.invert_matching;
+        let nodrop = self.options.xpub_nodrop;
+        let Kind::Pub(state) = &mut self.kind else {
+            unreachable!("distribute is only called for PUB and XPUB");
+        };
+        state.round += 1;
+        let round = state.round;
+        let pipes = &mut self.pipes;
+        let targets = &mut state.targets;
+        targets.clear();
+        let first = msg.parts().first().map_or(&[][..], |p| &p[..]);
+        state.trie.for_each_prefix(first, |set| {
+            for &id in set {
+                if let Some(p) = pipes.get_mut(id) {
+                    if p.mark != round {
+                        p.mark = round;
+                        if !invert {
+                            targets.push(id);
+                        }
+                    }
+                }
+            }
+        });
+        if invert {
+            for &id in self.lb.pipes() {
+                if pipes.get(id).is_some_and(|p| p.mark != round) {
+                    targets.push(id);
+                }
+            }
+        }
+        let targets = std::mem::take(&mut state.targets);
+        if nodrop
+            && targets
+                .iter()
+                .any(|&id| !self.pipes.get(id).is_some_and(|p| p.has_room(hwm)))
+        {
+            if let Kind::Pub(state) = &mut self.kind {
+                state.targets = targets;
+            }
+            return Err(SendError::WouldBlock(msg));
+        }
+        let mut msg = Some(msg);
+        for (i, &id) in targets.iter().enumerate() {
+            if !self
+                .pipes
+                .get(id)
+                .is_some_and(|p| p.attached && p.has_room(hwm))
+            {
+                continue;
+            }
+            let m = if i + 1 == targets.len() {
+                msg.take().expect("last use")
+            } else {
+                msg.clone().expect("still here")
+            };
+            self.enqueue(id, m);
+        }
+        if let Kind::Pub(state) = &mut self.kind {
+            state.targets = targets;
+        }
+        Ok(())
+    }
+
+    /// XSUB: `\x01topic` subscribes and `\x00topic` unsubscribes (forwarded upstream),
+    /// anything else goes upstream to every publisher.
+    fn xsub_send(&mut self, msg: Message) -> Result<(), SendError> {
+        let hwm = self.send_hwm();
+        let verbose_unsub = self.options.xsub_verbose_unsubscribe;
+        let Kind::Sub(sub) = &mut self.kind else {
+            unreachable!("xsub_send is only called for XSUB");
+        };
+        let first = &msg.parts()[0];
+        match first.first() {
+            Some(1) => {
+                let topic = Bytes::copy_from_slice(&first[1..]);
+                sub.trie.add(&topic);
+                self.broadcast_command(Command::Subscribe(topic));
+            }
+            Some(0) => {
+                let topic = Bytes::copy_from_slice(&first[1..]);
+                if sub.trie.remove(&topic) || verbose_unsub {
+                    self.broadcast_command(Command::Cancel(topic));
+                }
+            }
+            _ => {
+                let ids: Vec<PipeId> = self.lb.pipes().to_vec();
+                for id in ids {
+                    if self.pipes.get(id).is_some_and(|p| p.has_room(hwm)) {
+                        self.enqueue(id, msg.clone());
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     fn send_hwm(&self) -> usize {
@@ -873,6 +1158,20 @@ impl Socket {
                     }
                 }
             }
+            Kind::Pub(_) if self.socket_type == SocketType::Pub => Err(RecvError::NotSupported),
+            Kind::Pub(state) => {
+                if let Some(m) = state.up.pop_front() {
+                    return Ok(m);
+                }
+                let (id, msg) = self.fq.pop(&mut self.pipes).ok_or(RecvError::WouldBlock)?;
+                self.maybe_resume(id);
+                Ok(msg)
+            }
+            Kind::Sub(_) => {
+                let (id, msg) = self.fq.pop(&mut self.pipes).ok_or(RecvError::WouldBlock)?;
+                self.maybe_resume(id);
+                Ok(msg)
+            }
             Kind::Rep(state) => {
                 if state.replying.is_some() {
                     return Err(RecvError::InvalidState);
@@ -907,6 +1206,15 @@ impl Socket {
             }
             Kind::Rep(s) => s.replying.is_some(),
             Kind::Router(_) => true,
+            Kind::Pub(_) => {
+                !self.options.xpub_nodrop
+                    || self
+                        .lb
+                        .pipes()
+                        .iter()
+                        .all(|&id| self.pipes.get(id).is_some_and(|p| p.has_room(hwm)))
+            }
+            Kind::Sub(_) => self.socket_type == SocketType::XSub,
         }
     }
 
@@ -943,6 +1251,11 @@ impl Socket {
                 }
             }
             Kind::Rep(s) => s.replying.is_none() && self.fq.has_message(&self.pipes),
+            Kind::Pub(s) => {
+                self.socket_type == SocketType::XPub
+                    && (!s.up.is_empty() || self.fq.has_message(&self.pipes))
+            }
+            Kind::Sub(_) => self.fq.has_message(&self.pipes),
         }
     }
 
@@ -1019,6 +1332,14 @@ impl Socket {
     pub fn pipes(&self) -> &Pipes {
         &self.pipes
     }
+}
+
+/// An XPUB notification: `\x01topic` for a subscription, `\x00topic` for a cancellation.
+fn notification(flag: u8, topic: &[u8]) -> Message {
+    let mut body = Vec::with_capacity(1 + topic.len());
+    body.push(flag);
+    body.extend_from_slice(topic);
+    Message::from(body)
 }
 
 /// The monitor event and value for a connection that ended during its handshake.

@@ -7,6 +7,7 @@ pub mod load_balance;
 pub mod rep;
 pub mod req;
 pub mod router;
+pub mod trie;
 
 pub use fair_queue::FairQueue;
 pub use load_balance::LoadBalancer;
