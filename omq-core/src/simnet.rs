@@ -400,10 +400,7 @@ impl Net {
     fn run_actions(&mut self) -> bool {
         let mut any = false;
         for si in 0..self.sockets.len() {
-            loop {
-                let Some(action) = self.sockets[si].as_mut().and_then(|s| s.poll_action()) else {
-                    break;
-                };
+            while let Some(action) = self.sockets[si].as_mut().and_then(|s| s.poll_action()) {
                 any = true;
                 let sock = SockId(si);
                 match action {

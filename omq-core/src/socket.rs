@@ -1306,10 +1306,8 @@ impl Socket {
             return;
         }
         self.closed = true;
-        for c in &mut self.connects {
-            if let Some(c) = c {
-                c.retry_at = None;
-            }
+        for c in self.connects.iter_mut().flatten() {
+            c.retry_at = None;
         }
         if self.monitor.is_some() {
             self.event(EventKind::MonitorStopped, 0, String::new());
