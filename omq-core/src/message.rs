@@ -180,6 +180,11 @@ impl<const N: usize> From<&[u8; N]> for Part {
         Part::copy_from_slice(v)
     }
 }
+impl<const N: usize> From<[u8; N]> for Part {
+    fn from(v: [u8; N]) -> Self {
+        Part::copy_from_slice(&v)
+    }
+}
 impl From<&str> for Part {
     fn from(v: &str) -> Self {
         Part::copy_from_slice(v.as_bytes())
