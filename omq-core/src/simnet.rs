@@ -497,7 +497,7 @@ impl Net {
                 let Some(c) = self.conns[id.0].as_mut() else {
                     return progress;
                 };
-                if !c.links[from].front().is_some_and(|f| f.at <= now) {
+                if c.links[from].front().is_none_or(|f| f.at > now) {
                     break;
                 }
                 let flight = c.links[from].pop_front().expect("checked");

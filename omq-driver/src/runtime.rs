@@ -37,10 +37,13 @@ pub trait WriteHalf: Sized + 'static {
     ) -> impl Future<Output = (Self, Vec<Bytes>, io::Result<usize>)>;
 }
 
+/// The two halves of a connected stream.
+pub type Halves<R> = (<R as Runtime>::Reader, <R as Runtime>::Writer);
+
 /// A bound listener.
 pub trait Listener<R: Runtime>: Sized + 'static {
     /// Waits for the next connection.
-    fn accept(self) -> impl Future<Output = (Self, io::Result<(R::Reader, R::Writer)>)>;
+    fn accept(self) -> impl Future<Output = (Self, io::Result<Halves<R>>)>;
 }
 
 /// A runtime omq can run on.
@@ -64,9 +67,7 @@ pub trait Runtime: Sized + 'static {
 
     /// Connects to a tcp or ipc endpoint (resolving host names without blocking the runtime).
     /// TCP_NODELAY must be set on the connection.
-    fn connect(
-        endpoint: &Endpoint,
-    ) -> impl Future<Output = io::Result<(Self::Reader, Self::Writer)>>;
+    fn connect(endpoint: &Endpoint) -> impl Future<Output = io::Result<Halves<Self>>>;
 
     /// Binds a tcp or ipc endpoint and returns the listener with the endpoint as bound (port 0
     /// resolved). Accepted connections must have TCP_NODELAY set.
