@@ -16,18 +16,33 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod connection;
+pub mod endpoint;
 pub mod error;
 pub mod mechanism;
 pub mod message;
+pub mod monitor;
+pub mod options;
+pub mod pipe;
+pub mod rng;
+pub mod routing;
 pub mod session;
 #[cfg(any(test, feature = "sim"))]
 pub mod sim;
+#[cfg(any(test, feature = "sim"))]
+pub mod simnet;
+pub mod socket;
 pub mod socket_type;
 pub mod wire;
 pub mod z85;
 
+pub use endpoint::Endpoint;
 pub use error::{LimitError, ProtocolError, SessionError, Timeout, UsageError};
+pub use mechanism::auth::{Authenticator, CurveAllowList};
 pub use mechanism::{AuthReply, AuthRequest, MechanismConfig};
 pub use message::{Message, Part};
+pub use monitor::{EventKind, MonitorEvent};
+pub use options::{Options, SocketOption};
 pub use session::{PeerInfo, Session, SessionConfig, SessionEvent};
+pub use socket::{Action, CloseReason, RecvError, SendError, Socket, SocketError};
 pub use socket_type::SocketType;

@@ -180,6 +180,11 @@ impl<const N: usize> From<&[u8; N]> for Part {
         Part::copy_from_slice(v)
     }
 }
+impl<const N: usize> From<[u8; N]> for Part {
+    fn from(v: [u8; N]) -> Self {
+        Part::copy_from_slice(&v)
+    }
+}
 impl From<&str> for Part {
     fn from(v: &str) -> Self {
         Part::copy_from_slice(v.as_bytes())
@@ -285,6 +290,11 @@ impl Message {
     /// `User-Id`, or an application `X-` property), as libzmq's `zmq_msg_gets`.
     pub fn property(&self, name: &str) -> Option<&[u8]> {
         self.metadata.as_ref().and_then(|m| m.get(name))
+    }
+
+    /// The shared connection metadata, for moving it to another message without a copy.
+    pub fn shared_metadata(&self) -> Option<&Arc<Metadata>> {
+        self.metadata.as_ref()
     }
 
     /// Attaches connection metadata (done by the session for every received message).

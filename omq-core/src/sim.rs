@@ -15,28 +15,25 @@ use bytes::{Bytes, BytesMut};
 
 use crate::error::SessionError;
 use crate::mechanism::Entropy;
+use crate::rng::SplitMix64;
 use crate::session::{Session, SessionConfig, SessionEvent};
 
-/// A small seeded random generator (SplitMix64); no global state.
+/// The simulation's random generator.
 #[derive(Debug, Clone)]
-pub struct SimRng(u64);
+pub struct SimRng(SplitMix64);
 
 impl SimRng {
     /// A generator from a seed.
     pub fn new(seed: u64) -> Self {
-        SimRng(seed)
+        SimRng(SplitMix64::new(seed))
     }
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
     /// A number in `lo..=hi`.
     pub fn range(&mut self, lo: usize, hi: usize) -> usize {
-        lo + (self.next_u64() % ((hi - lo) as u64 + 1)) as usize
+        lo + self.0.below((hi - lo) as u64 + 1) as usize
     }
 }
 

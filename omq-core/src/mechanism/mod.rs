@@ -17,7 +17,7 @@
 //! Keys and randomness are given to a mechanism ([`MechanismConfig`], [`Entropy`]); it never
 //! fetches them.
 
-mod auth;
+pub mod auth;
 mod curve;
 mod keys;
 mod null;

@@ -1,0 +1,164 @@
+//! One connection of a socket: its session (the wire) joined to its pipe (the socket's view of
+//! the peer). Every driver — the simulated network, the async backends, a user's own event
+//! loop — moves bytes through a `Connection` and lets it carry whole messages and connection
+//! events between the session and the socket, so that glue exists once.
+//!
+//! The socket is passed into each call rather than owned, because in a multi-threaded driver
+//! the socket is shared (behind a lock) while each connection lives in its own task.
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use bytes::{Bytes, BytesMut};
+
+use crate::error::{SessionError, UsageError};
+use crate::message::Message;
+use crate::pipe::{Command, Outbound, PipeId};
+use crate::session::{Session, SessionConfig, SessionEvent};
+use crate::socket::Socket;
+use crate::wire::command::Command as WireCommand;
+
+/// How many bytes a connection lets wait for the wire before it stops taking messages from
+/// its pipe. Beyond this the pipe (bounded by SNDHWM) holds them, so HWM keeps its meaning.
+pub const MAX_QUEUED_TRANSMIT: usize = 256 * 1024;
+
+/// A socket's connection to one peer.
+#[derive(Debug)]
+pub struct Connection {
+    pipe: PipeId,
+    session: Session,
+    /// Messages decoded but refused by the socket (its queue for this pipe was full).
+    stash: VecDeque<Message>,
+    /// An error raised while delivering (an authentication refusal), reported by the next
+    /// input call.
+    failed: Option<SessionError>,
+}
+
+impl Connection {
+    /// A connection for `pipe` with a fresh session.
+    pub fn new(pipe: PipeId, config: SessionConfig, now: Instant) -> Self {
+        Connection {
+            pipe,
+            session: Session::new(config, now),
+            stash: VecDeque::new(),
+            failed: None,
+        }
+    }
+
+    /// The pipe this connection serves.
+    pub fn pipe(&self) -> PipeId {
+        self.pipe
+    }
+
+    /// The session.
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// Feeds received bytes, then hands what they completed to the socket.
+    pub fn handle_input(
+        &mut self,
+        socket: &mut Socket,
+        buf: &mut BytesMut,
+        now: Instant,
+    ) -> Result<(), SessionError> {
+        let r = self.session.handle_input(buf, now);
+        self.deliver(socket, now);
+        r.and_then(|()| self.failed.take().map_or(Ok(()), Err))
+    }
+
+    /// Fires the session's timers.
+    pub fn handle_timeout(
+        &mut self,
+        socket: &mut Socket,
+        now: Instant,
+    ) -> Result<(), SessionError> {
+        let r = self.session.handle_timeout(now);
+        self.deliver(socket, now);
+        r.and_then(|()| self.failed.take().map_or(Ok(()), Err))
+    }
+
+    /// Hands session events to the socket until it refuses a message (its queue for this pipe
+    /// is at RCVHWM). Returns true when everything was delivered; call again after
+    /// [`crate::socket::Action::ResumeRead`].
+    pub fn deliver(&mut self, socket: &mut Socket, now: Instant) -> bool {
+        while let Some(msg) = self.stash.pop_front() {
+            if let Err(msg) = socket.handle_message(self.pipe, msg) {
+                self.stash.push_front(msg);
+                return false;
+            }
+        }
+        while let Some(event) = self.session.poll_event() {
+            match event {
+                SessionEvent::HandshakeSucceeded => {
+                    if let Some(peer) = self.session.peer().cloned() {
+                        socket.handle_ready(self.pipe, peer, now);
+                    }
+                }
+                SessionEvent::Message(msg) => {
+                    if let Err(msg) = socket.handle_message(self.pipe, msg) {
+                        self.stash.push_back(msg);
+                        return false;
+                    }
+                }
+                SessionEvent::Subscribe(t) => socket.handle_subscribe(self.pipe, t),
+                SessionEvent::Cancel(t) => socket.handle_cancel(self.pipe, t),
+                SessionEvent::AuthRequest(request) => {
+                    let reply = socket.options().authenticate(&request);
+                    if let Err(e) = self.session.handle_auth_reply(reply, now) {
+                        self.failed = Some(e);
+                    }
+                }
+                SessionEvent::Join(_) | SessionEvent::Leave(_) => {}
+            }
+        }
+        true
+    }
+
+    /// Whether the driver should read more: false while refused messages wait for room, so a
+    /// full queue stops reading and the peer feels the backpressure through TCP.
+    pub fn wants_read(&self) -> bool {
+        self.stash.is_empty()
+    }
+
+    /// Moves messages from the socket's pipe into the session, until the pipe is empty or
+    /// [`MAX_QUEUED_TRANSMIT`] bytes wait for the wire.
+    pub fn pull(&mut self, socket: &mut Socket) -> Result<(), UsageError> {
+        if !self.session.is_ready() {
+            return Ok(());
+        }
+        while self.session.queued_transmit() < MAX_QUEUED_TRANSMIT {
+            match socket.poll_transmit(self.pipe) {
+                None => break,
+                Some(Outbound::Message(m)) => self.session.send_message(&m)?,
+                Some(Outbound::Command(c)) => match c {
+                    Command::Subscribe(t) => self.session.send_subscribe(&t)?,
+                    Command::Cancel(t) => self.session.send_cancel(&t)?,
+                    Command::Join(g) => self.session.send_command(&WireCommand::Join(g))?,
+                    Command::Leave(g) => self.session.send_command(&WireCommand::Leave(g))?,
+                },
+            }
+        }
+        Ok(())
+    }
+
+    /// The next chunk to write.
+    pub fn poll_transmit(&mut self) -> Option<Bytes> {
+        self.session.poll_transmit()
+    }
+
+    /// Bytes waiting to be written.
+    pub fn queued_transmit(&self) -> usize {
+        self.session.queued_transmit()
+    }
+
+    /// When to call [`Connection::handle_timeout`] next.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.session.poll_timeout()
+    }
+
+    /// How many bytes to read at least (see [`Session::read_hint`]).
+    pub fn read_hint(&self, buffered: &[u8]) -> usize {
+        self.session.read_hint(buffered)
+    }
+}

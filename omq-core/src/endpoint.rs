@@ -1,0 +1,193 @@
+//! Endpoints: `tcp://host:port`, `ipc://path` (or `ipc://@abstract`), `inproc://name`.
+//!
+//! Parsing is pure; resolving host names and binding belong to the driver.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// An endpoint could not be parsed or uses a transport omq does not have.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EndpointError {
+    /// No `transport://` prefix.
+    #[error("endpoint {0:?} has no transport (expected tcp://, ipc:// or inproc://)")]
+    MissingTransport(String),
+    /// A transport omq does not implement (pgm, epgm, norm, udp, vmci, ws...).
+    #[error("transport {0:?} is not supported (omq has tcp, ipc and inproc)")]
+    UnsupportedTransport(String),
+    /// The address part is malformed.
+    #[error("invalid {transport} address {address:?}: {reason}")]
+    InvalidAddress {
+        /// The transport.
+        transport: &'static str,
+        /// The address as given.
+        address: String,
+        /// What is wrong.
+        reason: &'static str,
+    },
+}
+
+/// A TCP host: a name, an IPv4/IPv6 literal, or `*` (any interface, for bind).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Host {
+    /// `*`: every interface.
+    Any,
+    /// A literal address or a name to resolve.
+    Name(String),
+}
+
+/// A parsed endpoint.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Endpoint {
+    /// `tcp://host:port`; port 0 (or `*`) binds an ephemeral port.
+    Tcp {
+        /// Host part (brackets removed from IPv6 literals).
+        host: Host,
+        /// Port (0: any).
+        port: u16,
+    },
+    /// `ipc://path`; a leading `@` names a Linux abstract socket.
+    Ipc(String),
+    /// `inproc://name`.
+    Inproc(String),
+}
+
+impl Endpoint {
+    /// The transport name.
+    pub fn transport(&self) -> &'static str {
+        match self {
+            Endpoint::Tcp { .. } => "tcp",
+            Endpoint::Ipc(_) => "ipc",
+            Endpoint::Inproc(_) => "inproc",
+        }
+    }
+}
+
+impl FromStr for Endpoint {
+    type Err = EndpointError;
+
+    fn from_str(s: &str) -> Result<Self, EndpointError> {
+        let Some((transport, address)) = s.split_once("://") else {
+            return Err(EndpointError::MissingTransport(s.into()));
+        };
+        let bad = |transport, reason| EndpointError::InvalidAddress {
+            transport,
+            address: address.into(),
+            reason,
+        };
+        match transport {
+            "tcp" => {
+                // libzmq accepts "source;dest" for connect; omq does not (yet).
+                if address.contains(';') {
+                    return Err(bad("tcp", "source addresses are not supported"));
+                }
+                let Some((host, port)) = address.rsplit_once(':') else {
+                    return Err(bad("tcp", "expected host:port"));
+                };
+                let port = if port == "*" {
+                    0
+                } else {
+                    port.parse::<u16>()
+                        .map_err(|_| bad("tcp", "port must be a number from 0 to 65535 or *"))?
+                };
+                let host = if host == "*" {
+                    Host::Any
+                } else if let Some(inner) = host.strip_prefix('[') {
+                    let Some(inner) = inner.strip_suffix(']') else {
+                        return Err(bad("tcp", "unclosed [ in IPv6 address"));
+                    };
+                    if inner.parse::<std::net::Ipv6Addr>().is_err() {
+                        return Err(bad("tcp", "invalid IPv6 address"));
+                    }
+                    Host::Name(inner.into())
+                } else if host.is_empty() {
+                    return Err(bad("tcp", "empty host"));
+                } else if host.contains(':') {
+                    return Err(bad("tcp", "IPv6 addresses must be in brackets"));
+                } else {
+                    Host::Name(host.into())
+                };
+                Ok(Endpoint::Tcp { host, port })
+            }
+            "ipc" => {
+                if address.is_empty() || address == "@" {
+                    return Err(bad("ipc", "empty path"));
+                }
+                Ok(Endpoint::Ipc(address.into()))
+            }
+            "inproc" => {
+                if address.is_empty() {
+                    return Err(bad("inproc", "empty name"));
+                }
+                Ok(Endpoint::Inproc(address.into()))
+            }
+            other => Err(EndpointError::UnsupportedTransport(other.into())),
+        }
+    }
+}
+
+impl fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Endpoint::Tcp { host, port } => match host {
+                Host::Any => write!(f, "tcp://*:{port}"),
+                Host::Name(h) if h.contains(':') => write!(f, "tcp://[{h}]:{port}"),
+                Host::Name(h) => write!(f, "tcp://{h}:{port}"),
+            },
+            Endpoint::Ipc(p) => write!(f, "ipc://{p}"),
+            Endpoint::Inproc(n) => write!(f, "inproc://{n}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_usual_forms() {
+        let ep: Endpoint = "tcp://127.0.0.1:5555".parse().unwrap();
+        assert_eq!(ep.to_string(), "tcp://127.0.0.1:5555");
+        let ep: Endpoint = "tcp://[::1]:0".parse().unwrap();
+        assert_eq!(ep.to_string(), "tcp://[::1]:0");
+        let ep: Endpoint = "tcp://*:*".parse().unwrap();
+        assert_eq!(
+            ep,
+            Endpoint::Tcp {
+                host: Host::Any,
+                port: 0
+            }
+        );
+        assert_eq!(
+            "ipc://@abstract".parse::<Endpoint>().unwrap(),
+            Endpoint::Ipc("@abstract".into())
+        );
+        assert_eq!(
+            "inproc://x".parse::<Endpoint>().unwrap(),
+            Endpoint::Inproc("x".into())
+        );
+    }
+
+    #[test]
+    fn refuses_bad_ones_clearly() {
+        for bad in [
+            "127.0.0.1:5555",
+            "tcp://127.0.0.1",
+            "tcp://:5555",
+            "tcp://host:70000",
+            "tcp://::1:5",
+            "tcp://[::1:5",
+            "ipc://",
+            "ipc://@",
+            "inproc://",
+            "pgm://eth0;239.0.0.1:5555",
+        ] {
+            assert!(bad.parse::<Endpoint>().is_err(), "{bad}");
+        }
+        assert!(matches!(
+            "udp://x:1".parse::<Endpoint>(),
+            Err(EndpointError::UnsupportedTransport(_))
+        ));
+    }
+}

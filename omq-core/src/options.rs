@@ -1,0 +1,659 @@
+//! Socket options: a typed builder with libzmq's names, defaults and validation.
+//!
+//! Every option is a field of [`Options`], set with a builder method named after it
+//! (`Options::default().send_hwm(10_000)`), or changed on a live socket with a
+//! [`SocketOption`]. Values are checked where they are set (the first invalid one is kept and
+//! reported when the socket is created); whether an option applies to a socket type is checked
+//! when the socket is created and when the option is changed, so SUBSCRIBE on a PUSH or
+//! ROUTER_MANDATORY on a DEALER is a clear error rather than a silent no-op.
+
+use std::fmt;
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use std::sync::Arc;
+
+use crate::mechanism::auth::{AuthReply, AuthRequest, Authenticator};
+use crate::mechanism::MechanismConfig;
+use crate::socket_type::SocketType;
+use crate::wire::metadata::{is_valid_name, Metadata};
+
+/// The longest HEARTBEAT_TTL libzmq accepts (its deciseconds field holds 65535).
+pub const MAX_HEARTBEAT_TTL_MS: u64 = 6_553_599;
+
+/// Option names, as libzmq spells them (without `ZMQ_`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+#[allow(missing_docs)]
+pub enum OptionName {
+    SndHwm,
+    RcvHwm,
+    Linger,
+    RoutingId,
+    ConnectRoutingId,
+    RouterMandatory,
+    RouterHandover,
+    ProbeRouter,
+    ReqCorrelate,
+    ReqRelaxed,
+    Conflate,
+    MaxMsgSize,
+    SndTimeo,
+    RcvTimeo,
+    Immediate,
+    ReconnectIvl,
+    ReconnectIvlMax,
+    ReconnectStop,
+    HandshakeIvl,
+    HeartbeatIvl,
+    HeartbeatTtl,
+    HeartbeatTimeout,
+    Subscribe,
+    Unsubscribe,
+    XpubVerbose,
+    XpubVerboser,
+    XpubManual,
+    XpubWelcomeMsg,
+    XpubNodrop,
+    XsubVerboseUnsubscribe,
+    InvertMatching,
+    Metadata,
+    Mechanism,
+    ZapDomain,
+}
+
+impl OptionName {
+    /// libzmq's name.
+    pub fn as_str(self) -> &'static str {
+        use OptionName::*;
+        match self {
+            SndHwm => "SNDHWM",
+            RcvHwm => "RCVHWM",
+            Linger => "LINGER",
+            RoutingId => "ROUTING_ID",
+            ConnectRoutingId => "CONNECT_ROUTING_ID",
+            RouterMandatory => "ROUTER_MANDATORY",
+            RouterHandover => "ROUTER_HANDOVER",
+            ProbeRouter => "PROBE_ROUTER",
+            ReqCorrelate => "REQ_CORRELATE",
+            ReqRelaxed => "REQ_RELAXED",
+            Conflate => "CONFLATE",
+            MaxMsgSize => "MAXMSGSIZE",
+            SndTimeo => "SNDTIMEO",
+            RcvTimeo => "RCVTIMEO",
+            Immediate => "IMMEDIATE",
+            ReconnectIvl => "RECONNECT_IVL",
+            ReconnectIvlMax => "RECONNECT_IVL_MAX",
+            ReconnectStop => "RECONNECT_STOP",
+            HandshakeIvl => "HANDSHAKE_IVL",
+            HeartbeatIvl => "HEARTBEAT_IVL",
+            HeartbeatTtl => "HEARTBEAT_TTL",
+            HeartbeatTimeout => "HEARTBEAT_TIMEOUT",
+            Subscribe => "SUBSCRIBE",
+            Unsubscribe => "UNSUBSCRIBE",
+            XpubVerbose => "XPUB_VERBOSE",
+            XpubVerboser => "XPUB_VERBOSER",
+            XpubManual => "XPUB_MANUAL",
+            XpubWelcomeMsg => "XPUB_WELCOME_MSG",
+            XpubNodrop => "XPUB_NODROP",
+            XsubVerboseUnsubscribe => "XSUB_VERBOSE_UNSUBSCRIBE",
+            InvertMatching => "INVERT_MATCHING",
+            Metadata => "METADATA",
+            Mechanism => "MECHANISM",
+            ZapDomain => "ZAP_DOMAIN",
+        }
+    }
+
+    /// Whether the option means anything on a socket of type `t` (as libzmq accepts it).
+    pub fn applies_to(self, t: SocketType) -> bool {
+        use OptionName::*;
+        use SocketType as T;
+        match self {
+            ConnectRoutingId | RouterMandatory | RouterHandover => t == T::Router,
+            ProbeRouter => matches!(t, T::Router | T::Dealer | T::Req),
+            ReqCorrelate | ReqRelaxed => t == T::Req,
+            Conflate => matches!(t, T::Dealer | T::Pull | T::Push | T::Pub | T::Sub),
+            Subscribe | Unsubscribe => matches!(t, T::Sub | T::XPub),
+            XpubVerbose | XpubVerboser | XpubManual | XpubWelcomeMsg => t == T::XPub,
+            XpubNodrop => matches!(t, T::Pub | T::XPub),
+            XsubVerboseUnsubscribe => t == T::XSub,
+            InvertMatching => matches!(t, T::Pub | T::XPub | T::Sub | T::XSub),
+            _ => true,
+        }
+    }
+}
+
+impl fmt::Display for OptionName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An option could not be set.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum OptionError {
+    /// The value is out of range or malformed.
+    #[error("invalid value for {option}: {reason}")]
+    InvalidValue {
+        /// Which option.
+        option: OptionName,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// The option does not apply to this socket type.
+    #[error("{option} does not apply to a {socket_type} socket")]
+    NotApplicable {
+        /// Which option.
+        option: OptionName,
+        /// The socket's type.
+        socket_type: SocketType,
+    },
+}
+
+/// When a connecting socket stops trying to reconnect (libzmq's ZMQ_RECONNECT_STOP flags).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReconnectStop {
+    /// Stop after a connection attempt is refused.
+    pub conn_refused: bool,
+    /// Stop after a handshake fails.
+    pub handshake_failed: bool,
+    /// Stop after an established connection is lost.
+    pub after_disconnect: bool,
+}
+
+/// One option change for a live socket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SocketOption {
+    /// Outgoing queue limit per peer, in messages (0: unlimited).
+    SndHwm(usize),
+    /// Incoming queue limit per peer, in messages (0: unlimited).
+    RcvHwm(usize),
+    /// How long closing waits for queued messages (None: forever).
+    Linger(Option<Duration>),
+    /// Routing id announced to peers (1–255 bytes, not starting with 0).
+    RoutingId(Bytes),
+    /// ROUTER: the routing id to give the peer of the next connect.
+    ConnectRoutingId(Bytes),
+    /// ROUTER: unroutable messages fail instead of being dropped.
+    RouterMandatory(bool),
+    /// ROUTER: a new peer with a known routing id takes it over.
+    RouterHandover(bool),
+    /// Send an empty message to each new peer (to let a ROUTER learn our id).
+    ProbeRouter(bool),
+    /// REQ: match replies to requests with a request id.
+    ReqCorrelate(bool),
+    /// REQ: allow a new request before the reply.
+    ReqRelaxed(bool),
+    /// Keep only the last message in each queue.
+    Conflate(bool),
+    /// Largest frame accepted from a peer (None: unlimited).
+    MaxMsgSize(Option<u64>),
+    /// How long a send waits (None: forever; zero: not at all).
+    SndTimeo(Option<Duration>),
+    /// How long a receive waits.
+    RcvTimeo(Option<Duration>),
+    /// Queue only to peers whose connection is complete.
+    Immediate(bool),
+    /// First reconnect delay (None: never reconnect).
+    ReconnectIvl(Option<Duration>),
+    /// Cap on the exponential reconnect delay (zero: no backoff).
+    ReconnectIvlMax(Duration),
+    /// When to give up reconnecting.
+    ReconnectStop(ReconnectStop),
+    /// Time allowed for a handshake (None: unlimited).
+    HandshakeIvl(Option<Duration>),
+    /// Interval between PINGs (None: no heartbeats).
+    HeartbeatIvl(Option<Duration>),
+    /// TTL announced in PINGs.
+    HeartbeatTtl(Duration),
+    /// How long to wait for traffic after a PING (None: the interval).
+    HeartbeatTimeout(Option<Duration>),
+    /// XPUB: pass every subscription up, duplicates too.
+    XpubVerbose(bool),
+    /// XPUB: pass every subscription and unsubscription up.
+    XpubVerboser(bool),
+    /// XPUB: the application sets subscriptions itself.
+    XpubManual(bool),
+    /// XPUB: message sent to each new subscriber.
+    XpubWelcomeMsg(Option<Bytes>),
+    /// PUB/XPUB: a full subscriber makes send fail instead of losing the message.
+    XpubNodrop(bool),
+    /// XSUB: forward every unsubscription, not just the last.
+    XsubVerboseUnsubscribe(bool),
+    /// Deliver messages that do NOT match the subscriptions.
+    InvertMatching(bool),
+    /// Application property sent in the handshake (name must start with `X-`).
+    Metadata(String, Bytes),
+    /// Security mechanism.
+    Mechanism(MechanismConfig),
+    /// The domain passed to the authenticator (ZAP_DOMAIN); with NULL security, setting it
+    /// is what makes the authenticator be consulted.
+    ZapDomain(Bytes),
+}
+
+impl SocketOption {
+    /// The option's name.
+    pub fn name(&self) -> OptionName {
+        use SocketOption as O;
+        match self {
+            O::SndHwm(_) => OptionName::SndHwm,
+            O::RcvHwm(_) => OptionName::RcvHwm,
+            O::Linger(_) => OptionName::Linger,
+            O::RoutingId(_) => OptionName::RoutingId,
+            O::ConnectRoutingId(_) => OptionName::ConnectRoutingId,
+            O::RouterMandatory(_) => OptionName::RouterMandatory,
+            O::RouterHandover(_) => OptionName::RouterHandover,
+            O::ProbeRouter(_) => OptionName::ProbeRouter,
+            O::ReqCorrelate(_) => OptionName::ReqCorrelate,
+            O::ReqRelaxed(_) => OptionName::ReqRelaxed,
+            O::Conflate(_) => OptionName::Conflate,
+            O::MaxMsgSize(_) => OptionName::MaxMsgSize,
+            O::SndTimeo(_) => OptionName::SndTimeo,
+            O::RcvTimeo(_) => OptionName::RcvTimeo,
+            O::Immediate(_) => OptionName::Immediate,
+            O::ReconnectIvl(_) => OptionName::ReconnectIvl,
+            O::ReconnectIvlMax(_) => OptionName::ReconnectIvlMax,
+            O::ReconnectStop(_) => OptionName::ReconnectStop,
+            O::HandshakeIvl(_) => OptionName::HandshakeIvl,
+            O::HeartbeatIvl(_) => OptionName::HeartbeatIvl,
+            O::HeartbeatTtl(_) => OptionName::HeartbeatTtl,
+            O::HeartbeatTimeout(_) => OptionName::HeartbeatTimeout,
+            O::XpubVerbose(_) => OptionName::XpubVerbose,
+            O::XpubVerboser(_) => OptionName::XpubVerboser,
+            O::XpubManual(_) => OptionName::XpubManual,
+            O::XpubWelcomeMsg(_) => OptionName::XpubWelcomeMsg,
+            O::XpubNodrop(_) => OptionName::XpubNodrop,
+            O::XsubVerboseUnsubscribe(_) => OptionName::XsubVerboseUnsubscribe,
+            O::InvertMatching(_) => OptionName::InvertMatching,
+            O::Metadata(..) => OptionName::Metadata,
+            O::Mechanism(_) => OptionName::Mechanism,
+            O::ZapDomain(_) => OptionName::ZapDomain,
+        }
+    }
+}
+
+/// All options of a socket. Defaults are libzmq's (src/options.cpp).
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub(crate) sndhwm: usize,
+    pub(crate) rcvhwm: usize,
+    pub(crate) linger: Option<Duration>,
+    pub(crate) routing_id: Bytes,
+    pub(crate) connect_routing_id: Option<Bytes>,
+    pub(crate) router_mandatory: bool,
+    pub(crate) router_handover: bool,
+    pub(crate) probe_router: bool,
+    pub(crate) req_correlate: bool,
+    pub(crate) req_relaxed: bool,
+    pub(crate) conflate: bool,
+    pub(crate) max_msg_size: Option<u64>,
+    pub(crate) sndtimeo: Option<Duration>,
+    pub(crate) rcvtimeo: Option<Duration>,
+    pub(crate) immediate: bool,
+    pub(crate) reconnect_ivl: Option<Duration>,
+    pub(crate) reconnect_ivl_max: Duration,
+    pub(crate) reconnect_stop: ReconnectStop,
+    pub(crate) handshake_ivl: Option<Duration>,
+    pub(crate) heartbeat_ivl: Option<Duration>,
+    pub(crate) heartbeat_ttl: Duration,
+    pub(crate) heartbeat_timeout: Option<Duration>,
+    pub(crate) xpub_verbose: bool,
+    pub(crate) xpub_verboser: bool,
+    pub(crate) xpub_manual: bool,
+    pub(crate) xpub_welcome_msg: Option<Bytes>,
+    pub(crate) xpub_nodrop: bool,
+    pub(crate) xsub_verbose_unsubscribe: bool,
+    pub(crate) invert_matching: bool,
+    pub(crate) metadata: Metadata,
+    pub(crate) mechanism: MechanismConfig,
+    pub(crate) zap_domain: Bytes,
+    pub(crate) authenticator: Option<AuthenticatorHandle>,
+    /// Options set explicitly (checked against the socket type).
+    set: Vec<OptionName>,
+    /// The first invalid value given to the builder.
+    error: Option<OptionError>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            sndhwm: 1000,
+            rcvhwm: 1000,
+            linger: None,
+            routing_id: Bytes::new(),
+            connect_routing_id: None,
+            router_mandatory: false,
+            router_handover: false,
+            probe_router: false,
+            req_correlate: false,
+            req_relaxed: false,
+            conflate: false,
+            max_msg_size: None,
+            sndtimeo: None,
+            rcvtimeo: None,
+            immediate: false,
+            reconnect_ivl: Some(Duration::from_millis(100)),
+            reconnect_ivl_max: Duration::ZERO,
+            reconnect_stop: ReconnectStop::default(),
+            handshake_ivl: Some(Duration::from_secs(30)),
+            heartbeat_ivl: None,
+            heartbeat_ttl: Duration::ZERO,
+            heartbeat_timeout: None,
+            xpub_verbose: false,
+            xpub_verboser: false,
+            xpub_manual: false,
+            xpub_welcome_msg: None,
+            xpub_nodrop: false,
+            xsub_verbose_unsubscribe: false,
+            invert_matching: false,
+            metadata: Metadata::new(),
+            mechanism: MechanismConfig::Null,
+            zap_domain: Bytes::new(),
+            authenticator: None,
+            set: Vec::new(),
+            error: None,
+        }
+    }
+}
+
+macro_rules! builder {
+    ($( $(#[$doc:meta])* $method:ident($ty:ty) => $variant:ident; )*) => {
+        impl Options {
+            $(
+                $(#[$doc])*
+                #[must_use]
+                pub fn $method(mut self, value: $ty) -> Self {
+                    if let Err(e) = self.apply(SocketOption::$variant(value.into())) {
+                        self.error.get_or_insert(e);
+                    }
+                    self
+                }
+            )*
+        }
+    };
+}
+
+builder! {
+    /// SNDHWM: outgoing queue limit per peer, in messages (0: unlimited). Default 1000.
+    send_hwm(usize) => SndHwm;
+    /// RCVHWM: incoming queue limit per peer, in messages (0: unlimited). Default 1000.
+    recv_hwm(usize) => RcvHwm;
+    /// LINGER: how long close waits to send what is queued (None: forever, the default).
+    linger(Option<Duration>) => Linger;
+    /// ROUTING_ID: our routing id (1–255 bytes, not starting with a zero byte).
+    routing_id(Bytes) => RoutingId;
+    /// CONNECT_ROUTING_ID (ROUTER): the routing id to give the peer of the next connect.
+    connect_routing_id(Bytes) => ConnectRoutingId;
+    /// ROUTER_MANDATORY (ROUTER): an unknown routing id is an error instead of a silent drop,
+    /// and a full peer makes send block instead of dropping.
+    router_mandatory(bool) => RouterMandatory;
+    /// ROUTER_HANDOVER (ROUTER): a new peer with a routing id in use takes it over.
+    router_handover(bool) => RouterHandover;
+    /// PROBE_ROUTER (ROUTER, DEALER, REQ): send an empty message to every new peer.
+    probe_router(bool) => ProbeRouter;
+    /// REQ_CORRELATE (REQ): prefix requests with an id and accept only the matching reply.
+    req_correlate(bool) => ReqCorrelate;
+    /// REQ_RELAXED (REQ): allow a new request before the reply to the last one.
+    req_relaxed(bool) => ReqRelaxed;
+    /// CONFLATE (DEALER, PULL, PUSH, PUB, SUB): keep only the newest message per queue.
+    conflate(bool) => Conflate;
+    /// MAXMSGSIZE: largest frame accepted from a peer; a larger one drops the connection.
+    max_msg_size(Option<u64>) => MaxMsgSize;
+    /// SNDTIMEO: how long a send waits when it cannot proceed (None: forever).
+    send_timeout(Option<Duration>) => SndTimeo;
+    /// RCVTIMEO: how long a receive waits (None: forever).
+    recv_timeout(Option<Duration>) => RcvTimeo;
+    /// IMMEDIATE: queue messages only to peers whose connection is complete.
+    immediate(bool) => Immediate;
+    /// RECONNECT_IVL: first reconnect delay (None: do not reconnect). Default 100 ms.
+    reconnect_ivl(Option<Duration>) => ReconnectIvl;
+    /// RECONNECT_IVL_MAX: cap of the doubling reconnect delay (zero: no backoff, the default).
+    reconnect_ivl_max(Duration) => ReconnectIvlMax;
+    /// RECONNECT_STOP: when to give up reconnecting.
+    reconnect_stop(ReconnectStop) => ReconnectStop;
+    /// HANDSHAKE_IVL: time allowed for a handshake (None: unlimited). Default 30 s.
+    handshake_ivl(Option<Duration>) => HandshakeIvl;
+    /// HEARTBEAT_IVL: interval between PINGs (None: no heartbeats, the default).
+    heartbeat_ivl(Option<Duration>) => HeartbeatIvl;
+    /// HEARTBEAT_TTL: TTL announced in our PINGs (at most 6553.599 s).
+    heartbeat_ttl(Duration) => HeartbeatTtl;
+    /// HEARTBEAT_TIMEOUT: how long to wait for traffic after a PING (None: the interval).
+    heartbeat_timeout(Option<Duration>) => HeartbeatTimeout;
+    /// XPUB_VERBOSE (XPUB): pass every subscription up, duplicates too.
+    xpub_verbose(bool) => XpubVerbose;
+    /// XPUB_VERBOSER (XPUB): pass every subscription and unsubscription up.
+    xpub_verboser(bool) => XpubVerboser;
+    /// XPUB_MANUAL (XPUB): subscriptions are set by the application, not the subscribers.
+    xpub_manual(bool) => XpubManual;
+    /// XPUB_WELCOME_MSG (XPUB): sent to each new subscriber.
+    xpub_welcome_msg(Option<Bytes>) => XpubWelcomeMsg;
+    /// XPUB_NODROP (PUB, XPUB): a full subscriber makes send fail with "would block".
+    xpub_nodrop(bool) => XpubNodrop;
+    /// XSUB_VERBOSE_UNSUBSCRIBE (XSUB): forward every unsubscription.
+    xsub_verbose_unsubscribe(bool) => XsubVerboseUnsubscribe;
+    /// INVERT_MATCHING (PUB, XPUB, SUB, XSUB): deliver what does not match.
+    invert_matching(bool) => InvertMatching;
+    /// The security mechanism (NULL by default).
+    mechanism(MechanismConfig) => Mechanism;
+    /// ZAP_DOMAIN: the domain the authenticator sees; with NULL security it turns
+    /// authentication on.
+    zap_domain(Bytes) => ZapDomain;
+}
+
+impl Options {
+    /// Adds an application property sent to peers in the handshake (libzmq's ZMQ_METADATA);
+    /// the name must start with `X-`.
+    #[must_use]
+    pub fn metadata(mut self, name: &str, value: impl Into<Bytes>) -> Self {
+        if let Err(e) = self.apply(SocketOption::Metadata(name.into(), value.into())) {
+            self.error.get_or_insert(e);
+        }
+        self
+    }
+
+    /// Sets the authenticator that decides which peers a server socket admits (libzmq's ZAP
+    /// handler). Without one, PLAIN servers accept any credentials and CURVE servers any
+    /// client key, as libzmq does without ZAP.
+    #[must_use]
+    pub fn authenticator(mut self, auth: impl Authenticator) -> Self {
+        self.authenticator = Some(AuthenticatorHandle(Arc::new(auth)));
+        self
+    }
+
+    /// Asks the authenticator about a peer (allowing everyone when there is none).
+    pub fn authenticate(&self, request: &AuthRequest) -> AuthReply {
+        match &self.authenticator {
+            Some(a) => a.0.authenticate(request),
+            None => AuthReply::allow(),
+        }
+    }
+
+    /// Checks a value and stores it. Type applicability is checked separately, by the socket.
+    pub(crate) fn apply(&mut self, opt: SocketOption) -> Result<(), OptionError> {
+        use SocketOption as O;
+        let name = opt.name();
+        let invalid = |reason| OptionError::InvalidValue {
+            option: name,
+            reason,
+        };
+        match opt {
+            O::SndHwm(v) => self.sndhwm = v,
+            O::RcvHwm(v) => self.rcvhwm = v,
+            O::Linger(v) => self.linger = v,
+            O::RoutingId(v) => {
+                check_routing_id(&v).map_err(invalid)?;
+                self.routing_id = v;
+            }
+            O::ConnectRoutingId(v) => {
+                check_routing_id(&v).map_err(invalid)?;
+                self.connect_routing_id = Some(v);
+            }
+            O::RouterMandatory(v) => self.router_mandatory = v,
+            O::RouterHandover(v) => self.router_handover = v,
+            O::ProbeRouter(v) => self.probe_router = v,
+            O::ReqCorrelate(v) => self.req_correlate = v,
+            O::ReqRelaxed(v) => self.req_relaxed = v,
+            O::Conflate(v) => self.conflate = v,
+            O::MaxMsgSize(v) => self.max_msg_size = v,
+            O::SndTimeo(v) => self.sndtimeo = v,
+            O::RcvTimeo(v) => self.rcvtimeo = v,
+            O::Immediate(v) => self.immediate = v,
+            O::ReconnectIvl(v) => self.reconnect_ivl = v,
+            O::ReconnectIvlMax(v) => self.reconnect_ivl_max = v,
+            O::ReconnectStop(v) => self.reconnect_stop = v,
+            O::HandshakeIvl(v) => self.handshake_ivl = v.filter(|d| !d.is_zero()),
+            O::HeartbeatIvl(v) => self.heartbeat_ivl = v.filter(|d| !d.is_zero()),
+            O::HeartbeatTtl(v) => {
+                if v.as_millis() > u128::from(MAX_HEARTBEAT_TTL_MS) {
+                    return Err(invalid("at most 6553599 ms"));
+                }
+                self.heartbeat_ttl = v;
+            }
+            O::HeartbeatTimeout(v) => self.heartbeat_timeout = v,
+            O::XpubVerbose(v) => self.xpub_verbose = v,
+            O::XpubVerboser(v) => self.xpub_verboser = v,
+            O::XpubManual(v) => self.xpub_manual = v,
+            O::XpubWelcomeMsg(v) => self.xpub_welcome_msg = v,
+            O::XpubNodrop(v) => self.xpub_nodrop = v,
+            O::XsubVerboseUnsubscribe(v) => self.xsub_verbose_unsubscribe = v,
+            O::InvertMatching(v) => self.invert_matching = v,
+            O::Metadata(n, v) => {
+                if !is_valid_name(&n) || !n.starts_with("X-") || n.len() < 3 {
+                    return Err(invalid(
+                        "property names start with X- and use [A-Za-z0-9._+-]",
+                    ));
+                }
+                self.metadata.insert(&n, v);
+            }
+            O::Mechanism(m) => self.mechanism = m,
+            O::ZapDomain(d) => {
+                if d.len() > 255 {
+                    return Err(invalid("at most 255 bytes"));
+                }
+                self.zap_domain = d;
+            }
+        }
+        if !self.set.contains(&name) {
+            self.set.push(name);
+        }
+        Ok(())
+    }
+
+    /// Checks everything set so far against a socket type.
+    pub fn validate(&self, t: SocketType) -> Result<(), OptionError> {
+        if let Some(e) = &self.error {
+            return Err(e.clone());
+        }
+        for &name in &self.set {
+            if !name.applies_to(t) {
+                return Err(OptionError::NotApplicable {
+                    option: name,
+                    socket_type: t,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// SNDHWM.
+    pub fn get_send_hwm(&self) -> usize {
+        self.sndhwm
+    }
+    /// RCVHWM.
+    pub fn get_recv_hwm(&self) -> usize {
+        self.rcvhwm
+    }
+    /// LINGER (None: forever).
+    pub fn get_linger(&self) -> Option<Duration> {
+        self.linger
+    }
+    /// SNDTIMEO (None: forever).
+    pub fn get_send_timeout(&self) -> Option<Duration> {
+        self.sndtimeo
+    }
+    /// RCVTIMEO (None: forever).
+    pub fn get_recv_timeout(&self) -> Option<Duration> {
+        self.rcvtimeo
+    }
+    /// ROUTING_ID.
+    pub fn get_routing_id(&self) -> &Bytes {
+        &self.routing_id
+    }
+    /// The security mechanism.
+    pub fn get_mechanism(&self) -> &MechanismConfig {
+        &self.mechanism
+    }
+}
+
+/// A shared authenticator (printed without its contents).
+#[derive(Clone)]
+pub(crate) struct AuthenticatorHandle(pub(crate) Arc<dyn Authenticator>);
+
+impl fmt::Debug for AuthenticatorHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<authenticator>")
+    }
+}
+
+fn check_routing_id(id: &Bytes) -> Result<(), &'static str> {
+    if id.is_empty() || id.len() > 255 {
+        return Err("a routing id is 1 to 255 bytes");
+    }
+    if id[0] == 0 {
+        return Err("a routing id may not start with a zero byte (reserved for generated ids)");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_libzmqs() {
+        let o = Options::default();
+        assert_eq!(o.sndhwm, 1000);
+        assert_eq!(o.rcvhwm, 1000);
+        assert_eq!(o.linger, None);
+        assert_eq!(o.reconnect_ivl, Some(Duration::from_millis(100)));
+        assert_eq!(o.handshake_ivl, Some(Duration::from_secs(30)));
+        assert!(o.validate(SocketType::Push).is_ok());
+    }
+
+    #[test]
+    fn invalid_values_are_reported_at_validation() {
+        let o = Options::default().routing_id(Bytes::from_static(b"\0abc"));
+        assert!(matches!(
+            o.validate(SocketType::Dealer),
+            Err(OptionError::InvalidValue {
+                option: OptionName::RoutingId,
+                ..
+            })
+        ));
+        let o = Options::default().heartbeat_ttl(Duration::from_millis(6_553_600));
+        assert!(o.validate(SocketType::Dealer).is_err());
+        let o = Options::default().heartbeat_ttl(Duration::from_millis(6_553_599));
+        assert!(o.validate(SocketType::Dealer).is_ok());
+        let o = Options::default().metadata("Hello", Bytes::new());
+        assert!(o.validate(SocketType::Dealer).is_err());
+    }
+
+    #[test]
+    fn options_on_the_wrong_type_are_refused() {
+        let o = Options::default().router_mandatory(true);
+        assert_eq!(
+            o.validate(SocketType::Dealer),
+            Err(OptionError::NotApplicable {
+                option: OptionName::RouterMandatory,
+                socket_type: SocketType::Dealer
+            })
+        );
+        assert!(o.validate(SocketType::Router).is_ok());
+        let o = Options::default().conflate(true);
+        assert!(o.validate(SocketType::Router).is_err());
+        assert!(o.validate(SocketType::Pull).is_ok());
+    }
+}

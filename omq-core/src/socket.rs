@@ -1,0 +1,1374 @@
+//! A whole socket as one state machine: its type's routing rules, its options, its pipes, its
+//! endpoints, reconnection and monitor events.
+//!
+//! Inputs: user operations ([`Socket::send`], [`Socket::recv`], [`Socket::bind`],
+//! [`Socket::connect`], [`Socket::set_option`]...) and network events from the driver
+//! (`handle_connected`, `handle_accepted`, `handle_ready`, `handle_message`, `handle_closed`,
+//! `handle_timeout`...). Outputs: messages to transmit per pipe ([`Socket::poll_transmit`]),
+//! actions for the driver ([`Socket::poll_action`]: dial, close, flush, resume reading), monitor
+//! events ([`Socket::poll_monitor`]) and the next deadline ([`Socket::poll_timeout`]).
+//!
+//! Sessions (the wire) belong to connections, not to the socket: only whole messages and
+//! connection events cross into it. [`crate::connection::Connection`] joins the two.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+
+use crate::endpoint::{Endpoint, EndpointError};
+use crate::error::{ProtocolError, SessionError};
+use crate::message::{Message, Part};
+use crate::monitor::{protocol_error, EventKind, MonitorEvent};
+use crate::options::{OptionError, Options, SocketOption};
+use crate::pipe::{Command, Origin, Outbound, PipeId, PipeState, Pipes};
+use crate::rng::SplitMix64;
+use crate::routing::rep::{split_envelope, RepState};
+use crate::routing::req::ReqState;
+use crate::routing::router::{Identified, RouterTable};
+use crate::routing::trie::{PipeSet, Trie};
+use crate::routing::{FairQueue, LoadBalancer};
+use crate::session::{PeerInfo, SessionConfig};
+use crate::socket_type::SocketType;
+
+/// Something the driver must do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Action {
+    /// Open a connection to `endpoint` for `pipe`; report `handle_dialing`, then
+    /// `handle_connected` or `handle_connect_failed`.
+    Dial {
+        /// The pipe the connection will serve.
+        pipe: PipeId,
+        /// Where to connect.
+        endpoint: Endpoint,
+    },
+    /// Drop the connection of `pipe` (the socket has already forgotten it).
+    Close {
+        /// The pipe.
+        pipe: PipeId,
+    },
+    /// Messages wait in `pipe`: take them with [`Socket::poll_transmit`].
+    Flush {
+        /// The pipe.
+        pipe: PipeId,
+    },
+    /// `pipe`'s incoming queue has room again: resume reading its connection.
+    ResumeRead {
+        /// The pipe.
+        pipe: PipeId,
+    },
+}
+
+/// Why a connection ended, as the driver saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CloseReason {
+    /// The peer closed the connection.
+    Eof,
+    /// The transport failed.
+    Io(std::io::ErrorKind),
+    /// The session failed (protocol, limits, timeouts, authentication).
+    Session(SessionError),
+}
+
+/// A send could not happen. The message comes back so the caller can retry without a copy.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SendError {
+    /// No peer can take the message now (no peers, or all at SNDHWM); libzmq's EAGAIN.
+    #[error("send would block (no peer has room)")]
+    WouldBlock(Message),
+    /// ROUTER_MANDATORY: no peer has this routing id; libzmq's EHOSTUNREACH.
+    #[error("no peer with that routing id (host unreachable)")]
+    HostUnreachable(Message),
+    /// Not allowed in the socket's current state (REQ twice, REP before a request); EFSM.
+    #[error("operation not allowed in the socket's current state")]
+    InvalidState(Message),
+    /// This socket type cannot send (PULL, SUB); ENOTSUP.
+    #[error("this socket type cannot send")]
+    NotSupported(Message),
+    /// The message does not fit the socket type (a ROUTER message without a routing id part).
+    #[error("invalid message for this socket type: {1}")]
+    InvalidMessage(Message, &'static str),
+}
+
+impl SendError {
+    /// The message that was not sent.
+    pub fn into_message(self) -> Message {
+        match self {
+            SendError::WouldBlock(m)
+            | SendError::HostUnreachable(m)
+            | SendError::InvalidState(m)
+            | SendError::NotSupported(m)
+            | SendError::InvalidMessage(m, _) => m,
+        }
+    }
+}
+
+/// A receive could not happen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RecvError {
+    /// Nothing to receive now; libzmq's EAGAIN.
+    #[error("receive would block (no message)")]
+    WouldBlock,
+    /// Not allowed in the socket's current state (REQ before sending); EFSM.
+    #[error("operation not allowed in the socket's current state")]
+    InvalidState,
+    /// This socket type cannot receive (PUSH, PUB); ENOTSUP.
+    #[error("this socket type cannot receive")]
+    NotSupported,
+}
+
+/// A socket-level operation failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SocketError {
+    /// An option was invalid or does not apply.
+    #[error(transparent)]
+    Option(#[from] OptionError),
+    /// An endpoint was malformed or unsupported.
+    #[error(transparent)]
+    Endpoint(#[from] EndpointError),
+    /// `unbind` of an endpoint that is not bound.
+    #[error("endpoint {0} is not bound")]
+    NotBound(String),
+    /// `disconnect` of an endpoint that is not connected.
+    #[error("endpoint {0} is not connected")]
+    NotConnected(String),
+    /// A socket type the core does not implement yet.
+    #[error("socket type {0} is not supported yet")]
+    UnsupportedType(SocketType),
+    /// The socket is closed.
+    #[error("the socket is closed")]
+    Closed,
+}
+
+#[derive(Debug)]
+enum Kind {
+    /// PUSH, PULL, DEALER, PAIR: load balance out, fair queue in.
+    Plain,
+    Router(RouterTable),
+    Req(ReqState),
+    Rep(RepState),
+    /// PUB and XPUB.
+    Pub(PubState),
+    /// SUB and XSUB.
+    Sub(SubState),
+}
+
+#[derive(Debug, Default)]
+struct PubState {
+    /// Who is subscribed to what.
+    trie: Trie<PipeSet>,
+    /// XPUB: subscription notifications waiting for the application.
+    up: VecDeque<Message>,
+    /// XPUB_MANUAL: the pipe whose subscription the application is answering.
+    last_pipe: Option<PipeId>,
+    /// Distribution round, to give each pipe a message once.
+    round: u64,
+    /// Reused list of the pipes a message goes to (no allocation per send).
+    targets: Vec<PipeId>,
+}
+
+#[derive(Debug, Default)]
+struct SubState {
+    /// What we are subscribed to, with counts.
+    trie: Trie<u32>,
+}
+
+#[derive(Debug)]
+struct Connect {
+    endpoint: Endpoint,
+    text: String,
+    pipe: Option<PipeId>,
+    retry_at: Option<Instant>,
+    ivl: Option<Duration>,
+    routing_id: Option<Bytes>,
+}
+
+#[derive(Debug)]
+struct Bound {
+    requested: String,
+    resolved: String,
+}
+
+/// One ZeroMQ socket.
+#[derive(Debug)]
+pub struct Socket {
+    socket_type: SocketType,
+    options: Options,
+    pipes: Pipes,
+    lb: LoadBalancer,
+    fq: FairQueue,
+    kind: Kind,
+    connects: Vec<Option<Connect>>,
+    binds: Vec<Bound>,
+    actions: VecDeque<Action>,
+    monitor: Option<VecDeque<MonitorEvent>>,
+    rng: SplitMix64,
+    closed: bool,
+}
+
+impl Socket {
+    /// A socket of type `t`. `seed` feeds its randomness (reconnect jitter, the first generated
+    /// routing id, the first REQ_CORRELATE id); drivers draw it from the OS, tests fix it.
+    pub fn new(t: SocketType, options: Options, seed: u64) -> Result<Socket, SocketError> {
+        options.validate(t)?;
+        let mut rng = SplitMix64::new(seed);
+        let kind = match t {
+            SocketType::Push | SocketType::Pull | SocketType::Dealer | SocketType::Pair => {
+                Kind::Plain
+            }
+            SocketType::Router => Kind::Router(RouterTable::new(rng.next_u64() as u32)),
+            SocketType::Req => Kind::Req(ReqState::new(rng.next_u64() as u32)),
+            SocketType::Rep => Kind::Rep(RepState::default()),
+            SocketType::Pub | SocketType::XPub => Kind::Pub(PubState::default()),
+            SocketType::Sub | SocketType::XSub => Kind::Sub(SubState::default()),
+            other => return Err(SocketError::UnsupportedType(other)),
+        };
+        Ok(Socket {
+            socket_type: t,
+            options,
+            pipes: Pipes::default(),
+            lb: LoadBalancer::default(),
+            fq: FairQueue::default(),
+            kind,
+            connects: Vec::new(),
+            binds: Vec::new(),
+            actions: VecDeque::new(),
+            monitor: None,
+            rng,
+            closed: false,
+        })
+    }
+
+    /// The socket's type.
+    pub fn socket_type(&self) -> SocketType {
+        self.socket_type
+    }
+
+    /// The socket's options.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// Changes an option. HWM changes apply to live pipes at once (lowering a limit drops
+    /// nothing already queued).
+    pub fn set_option(&mut self, opt: SocketOption) -> Result<(), SocketError> {
+        let name = opt.name();
+        if !name.applies_to(self.socket_type) {
+            return Err(OptionError::NotApplicable {
+                option: name,
+                socket_type: self.socket_type,
+            }
+            .into());
+        }
+        self.options.apply(opt)?;
+        // A raised RCVHWM may unblock paused readers.
+        let ids: Vec<PipeId> = self.pipes.iter().map(|p| p.id).collect();
+        for id in ids {
+            self.maybe_resume(id);
+        }
+        Ok(())
+    }
+
+    /// Starts or stops recording monitor events (recording is off by default, so an unwatched
+    /// socket never accumulates them). Stopping records MONITOR_STOPPED as the last event.
+    pub fn set_monitor(&mut self, on: bool) {
+        match (on, self.monitor.is_some()) {
+            (true, false) => self.monitor = Some(VecDeque::new()),
+            (false, true) => self.event(EventKind::MonitorStopped, 0, String::new()),
+            _ => {}
+        }
+        if !on {
+            // Keep the queue until drained; poll_monitor drops it after MONITOR_STOPPED.
+        }
+    }
+
+    fn event(&mut self, kind: EventKind, value: i64, endpoint: String) {
+        if let Some(q) = &mut self.monitor {
+            q.push_back(MonitorEvent {
+                kind,
+                value,
+                endpoint,
+            });
+        }
+    }
+
+    /// The configuration for a new connection's session.
+    pub fn session_config(&self) -> SessionConfig {
+        let o = &self.options;
+        let mut c = SessionConfig::new(self.socket_type);
+        c.routing_id = o.routing_id.clone();
+        c.metadata = o.metadata.clone();
+        c.mechanism = o.mechanism.clone();
+        c.max_msg_size = o.max_msg_size;
+        c.handshake_ivl = o.handshake_ivl;
+        c.heartbeat_ivl = o.heartbeat_ivl;
+        c.heartbeat_ttl = Some(o.heartbeat_ttl).filter(|d| !d.is_zero());
+        c.heartbeat_timeout = o.heartbeat_timeout;
+        c.authenticate = o.authenticator.is_some();
+        c.zap_domain = o.zap_domain.clone();
+        c
+    }
+
+    // ----- endpoints -------------------------------------------------------------------
+
+    /// Checks an endpoint for binding. The driver binds it, then reports
+    /// [`Socket::handle_bound`] or [`Socket::handle_bind_failed`].
+    pub fn bind(&mut self, endpoint: &str) -> Result<Endpoint, SocketError> {
+        if self.closed {
+            return Err(SocketError::Closed);
+        }
+        Ok(endpoint.parse::<Endpoint>()?)
+    }
+
+    /// The driver bound `requested`; `resolved` is the real address (port 0 resolved).
+    pub fn handle_bound(&mut self, requested: &str, resolved: &str) {
+        self.binds.push(Bound {
+            requested: requested.into(),
+            resolved: resolved.into(),
+        });
+        self.event(EventKind::Listening, 0, resolved.into());
+    }
+
+    /// The driver could not bind `requested` (`errno`: the OS error number, if any).
+    pub fn handle_bind_failed(&mut self, requested: &str, errno: i64) {
+        self.event(EventKind::BindFailed, errno, requested.into());
+    }
+
+    /// Forgets a bound endpoint (by the address given to bind or the resolved one) and closes
+    /// the connections accepted on it. The driver closes the listener.
+    pub fn unbind(&mut self, endpoint: &str) -> Result<String, SocketError> {
+        let Some(i) = self
+            .binds
+            .iter()
+            .position(|b| b.resolved == endpoint || b.requested == endpoint)
+        else {
+            return Err(SocketError::NotBound(endpoint.into()));
+        };
+        let bound = self.binds.remove(i);
+        let accepted: Vec<PipeId> = self
+            .pipes
+            .iter()
+            .filter(|p| p.origin == Origin::Accept(bound.resolved.clone()))
+            .map(|p| p.id)
+            .collect();
+        for id in accepted {
+            self.drop_pipe(id, true);
+        }
+        self.event(EventKind::Closed, 0, bound.resolved.clone());
+        Ok(bound.resolved)
+    }
+
+    /// Starts connecting to `endpoint` (and reconnecting whenever the connection is lost).
+    /// Unless IMMEDIATE is set, a pipe exists from now on, so messages queue for the peer.
+    pub fn connect(&mut self, endpoint: &str, _now: Instant) -> Result<Endpoint, SocketError> {
+        if self.closed {
+            return Err(SocketError::Closed);
+        }
+        let ep: Endpoint = endpoint.parse()?;
+        let routing_id = self.options.connect_routing_id.take();
+        self.connects.push(Some(Connect {
+            endpoint: ep.clone(),
+            text: endpoint.into(),
+            pipe: None,
+            retry_at: None,
+            ivl: self.options.reconnect_ivl,
+            routing_id,
+        }));
+        self.dial(self.connects.len() - 1);
+        Ok(ep)
+    }
+
+    /// Stops connecting to `endpoint` and drops its pipe with whatever is queued in it.
+    pub fn disconnect(&mut self, endpoint: &str) -> Result<(), SocketError> {
+        let Some(i) = self
+            .connects
+            .iter()
+            .position(|c| c.as_ref().is_some_and(|c| c.text == endpoint))
+        else {
+            return Err(SocketError::NotConnected(endpoint.into()));
+        };
+        let c = self.connects[i].take().expect("found");
+        if let Some(pipe) = c.pipe {
+            self.drop_pipe(pipe, true);
+        }
+        Ok(())
+    }
+
+    fn dial(&mut self, idx: usize) {
+        let immediate = self.options.immediate;
+        let Some(Some(c)) = self.connects.get(idx) else {
+            return;
+        };
+        let endpoint = c.endpoint.clone();
+        let pipe = match c.pipe {
+            Some(p) if self.pipes.get(p).is_some() => p,
+            _ => {
+                let p = self
+                    .pipes
+                    .insert(Origin::Connect(idx), PipeState::Disconnected);
+                if let Some(Some(c)) = self.connects.get_mut(idx) {
+                    c.pipe = Some(p);
+                    if let Some(rid) = &c.routing_id {
+                        if let Some(pipe) = self.pipes.get_mut(p) {
+                            pipe.assigned_routing_id = Some(rid.clone());
+                        }
+                    }
+                }
+                // Without IMMEDIATE, a connecting pipe takes messages before its connection
+                // exists, as libzmq's does. A ROUTER cannot address a peer before knowing its
+                // id, so it always waits for the handshake.
+                if !immediate && !matches!(self.kind, Kind::Router(_)) {
+                    self.attach(p);
+                }
+                p
+            }
+        };
+        self.actions.push_back(Action::Dial { pipe, endpoint });
+    }
+
+    fn endpoint_of(&self, id: PipeId) -> String {
+        match self.pipes.get(id).map(|p| &p.origin) {
+            Some(Origin::Connect(i)) => self
+                .connects
+                .get(*i)
+                .and_then(|c| c.as_ref())
+                .map(|c| c.text.clone())
+                .unwrap_or_default(),
+            Some(Origin::Accept(ep)) => ep.clone(),
+            None => String::new(),
+        }
+    }
+
+    // ----- connection events from the driver -------------------------------------------
+
+    /// A connect attempt for `pipe` is in progress (CONNECT_DELAYED).
+    pub fn handle_dialing(&mut self, pipe: PipeId) {
+        if self.pipes.get(pipe).is_some() {
+            let ep = self.endpoint_of(pipe);
+            self.event(EventKind::ConnectDelayed, 0, ep);
+        }
+    }
+
+    /// `pipe`'s connection is established; its session starts with the returned config.
+    /// `None`: the pipe is gone (disconnected meanwhile); drop the connection.
+    pub fn handle_connected(&mut self, pipe: PipeId, _now: Instant) -> Option<SessionConfig> {
+        let p = self.pipes.get_mut(pipe)?;
+        p.state = PipeState::Handshaking;
+        let ep = self.endpoint_of(pipe);
+        self.event(EventKind::Connected, 0, ep);
+        Some(self.session_config())
+    }
+
+    /// A connect attempt for `pipe` failed (`refused`: the peer actively refused it).
+    pub fn handle_connect_failed(&mut self, pipe: PipeId, refused: bool, now: Instant) {
+        let Some(Origin::Connect(idx)) = self.pipes.get(pipe).map(|p| p.origin.clone()) else {
+            return;
+        };
+        if refused && self.options.reconnect_stop.conn_refused {
+            self.stop_connect(idx);
+        } else {
+            self.schedule_redial(idx, now);
+        }
+    }
+
+    /// A connection was accepted on the bound endpoint `listener` (its resolved text). Returns
+    /// its pipe and the config for its session.
+    pub fn handle_accepted(&mut self, listener: &str, _now: Instant) -> (PipeId, SessionConfig) {
+        let id = self
+            .pipes
+            .insert(Origin::Accept(listener.into()), PipeState::Handshaking);
+        self.event(EventKind::Accepted, 0, listener.into());
+        (id, self.session_config())
+    }
+
+    /// `pipe`'s handshake completed.
+    pub fn handle_ready(&mut self, pipe: PipeId, peer: PeerInfo, _now: Instant) {
+        let Some(p) = self.pipes.get_mut(pipe) else {
+            return;
+        };
+        p.peer = Some(peer);
+        p.state = PipeState::Active;
+        let attached = p.attached;
+        let origin = p.origin.clone();
+        let ep = self.endpoint_of(pipe);
+        self.event(EventKind::HandshakeSucceeded, 0, ep);
+        if let Origin::Connect(idx) = origin {
+            if let Some(Some(c)) = self.connects.get_mut(idx) {
+                c.ivl = self.options.reconnect_ivl;
+            }
+        }
+        if !attached && !self.attach(pipe) {
+            return;
+        }
+        // A subscriber tells every new connection (and every reconnection) what it wants,
+        // each topic once.
+        if let Kind::Sub(sub) = &self.kind {
+            let topics: Vec<Bytes> = sub.trie.topics().into_iter().map(|(t, _)| t).collect();
+            if let Some(p) = self.pipes.get_mut(pipe) {
+                p.commands
+                    .retain(|c| !matches!(c, Command::Subscribe(_) | Command::Cancel(_)));
+                p.commands
+                    .extend(topics.into_iter().map(Command::Subscribe));
+            }
+        }
+        self.request_flush(pipe);
+    }
+
+    /// A whole message arrived on `pipe`. `Err` gives it back when the pipe's incoming queue is
+    /// at RCVHWM: stop reading that connection until [`Action::ResumeRead`], then offer the
+    /// message again.
+    pub fn handle_message(&mut self, pipe: PipeId, msg: Message) -> Result<(), Message> {
+        let hwm = self.options.rcvhwm;
+        let conflate = self.options.conflate;
+        match &self.kind {
+            // A PUB has no use for data from its subscribers.
+            Kind::Pub(_) if self.socket_type == SocketType::Pub => return Ok(()),
+            Kind::Sub(sub) => {
+                let first = msg.parts().first().map_or(&[][..], |p| &p[..]);
+                if sub.trie.matches(first) == self.options.invert_matching {
+                    return Ok(());
+                }
+            }
+            _ => {}
+        }
+        let Some(p) = self.pipes.get_mut(pipe) else {
+            return Ok(());
+        };
+        if p.state != PipeState::Active {
+            return Ok(());
+        }
+        if conflate {
+            p.inbound.clear();
+        } else if hwm != 0 && p.inbound.len() >= hwm {
+            p.read_paused = true;
+            return Err(msg);
+        }
+        p.inbound.push_back(msg);
+        self.fq.notify(&mut self.pipes, pipe);
+        Ok(())
+    }
+
+    /// The peer on `pipe` subscribed to `topic`.
+    pub fn handle_subscribe(&mut self, pipe: PipeId, topic: Bytes) {
+        let xpub = self.socket_type == SocketType::XPub;
+        let o = &self.options;
+        let (manual, verbose) = (o.xpub_manual, o.xpub_verbose || o.xpub_verboser);
+        let Kind::Pub(state) = &mut self.kind else {
+            return;
+        };
+        if self.pipes.get(pipe).is_none() {
+            return;
+        }
+        if manual && xpub {
+            state.last_pipe = Some(pipe);
+            state.up.push_back(notification(1, &topic));
+            return;
+        }
+        let first = state.trie.add(&topic, pipe);
+        if xpub && (first || verbose) {
+            state.up.push_back(notification(1, &topic));
+        }
+    }
+
+    /// The peer on `pipe` cancelled a subscription.
+    pub fn handle_cancel(&mut self, pipe: PipeId, topic: Bytes) {
+        let xpub = self.socket_type == SocketType::XPub;
+        let (manual, verboser) = (self.options.xpub_manual, self.options.xpub_verboser);
+        let Kind::Pub(state) = &mut self.kind else {
+            return;
+        };
+        if self.pipes.get(pipe).is_none() {
+            return;
+        }
+        if manual && xpub {
+            state.last_pipe = Some(pipe);
+            state.up.push_back(notification(0, &topic));
+            return;
+        }
+        let last = state.trie.remove(&topic, pipe);
+        if xpub && (last || verboser) {
+            state.up.push_back(notification(0, &topic));
+        }
+    }
+
+    /// Subscribes to a topic prefix: SUB's SUBSCRIBE option, or, with XPUB_MANUAL, subscribes
+    /// the peer whose subscription was last received.
+    pub fn subscribe(&mut self, topic: &[u8]) -> Result<(), SocketError> {
+        self.change_subscription(true, topic)
+    }
+
+    /// Unsubscribes (UNSUBSCRIBE). Duplicated subscriptions need as many unsubscriptions.
+    pub fn unsubscribe(&mut self, topic: &[u8]) -> Result<(), SocketError> {
+        self.change_subscription(false, topic)
+    }
+
+    fn change_subscription(&mut self, on: bool, topic: &[u8]) -> Result<(), SocketError> {
+        let name = if on {
+            crate::options::OptionName::Subscribe
+        } else {
+            crate::options::OptionName::Unsubscribe
+        };
+        if !name.applies_to(self.socket_type) {
+            return Err(OptionError::NotApplicable {
+                option: name,
+                socket_type: self.socket_type,
+            }
+            .into());
+        }
+        match &mut self.kind {
+            Kind::Sub(sub) => {
+                let changed = if on {
+                    sub.trie.add(topic)
+                } else {
+                    sub.trie.remove(topic)
+                };
+                if changed {
+                    let t = Bytes::copy_from_slice(topic);
+                    let cmd = if on {
+                        Command::Subscribe(t)
+                    } else {
+                        Command::Cancel(t)
+                    };
+                    self.broadcast_command(cmd);
+                }
+            }
+            Kind::Pub(state) => {
+                if let Some(pipe) = state.last_pipe.filter(|&p| self.pipes.get(p).is_some()) {
+                    if on {
+                        state.trie.add(topic, pipe);
+                    } else {
+                        state.trie.remove(topic, pipe);
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn broadcast_command(&mut self, cmd: Command) {
+        let ids: Vec<PipeId> = self.lb.pipes().to_vec();
+        for id in ids {
+            self.enqueue_command(id, cmd.clone());
+        }
+    }
+
+    /// `pipe`'s connection ended.
+    pub fn handle_closed(&mut self, pipe: PipeId, reason: &CloseReason, now: Instant) {
+        let Some(p) = self.pipes.get(pipe) else {
+            return;
+        };
+        let state = p.state;
+        let ep = self.endpoint_of(pipe);
+        if state == PipeState::Handshaking {
+            let (kind, value) = handshake_failure(reason);
+            self.event(kind, value, ep.clone());
+        }
+        if matches!(state, PipeState::Handshaking | PipeState::Active) {
+            self.event(EventKind::Disconnected, 0, ep);
+        }
+        let origin = self.pipes.get(pipe).map(|p| p.origin.clone());
+        match origin {
+            Some(Origin::Accept(_)) => self.drop_pipe(pipe, false),
+            Some(Origin::Connect(idx)) => {
+                let stop = &self.options.reconnect_stop;
+                let stop = (state == PipeState::Active && stop.after_disconnect)
+                    || (state == PipeState::Handshaking && stop.handshake_failed);
+                let keep = !self.options.immediate && !matches!(self.kind, Kind::Router(_));
+                if keep && !stop {
+                    if let Some(p) = self.pipes.get_mut(pipe) {
+                        p.state = PipeState::Disconnected;
+                        p.flush_requested = false;
+                        p.read_paused = false;
+                    }
+                } else {
+                    self.drop_pipe(pipe, false);
+                    if let Some(Some(c)) = self.connects.get_mut(idx) {
+                        c.pipe = None;
+                    }
+                }
+                if stop {
+                    self.stop_connect(idx);
+                } else {
+                    self.schedule_redial(idx, now);
+                }
+            }
+            None => {}
+        }
+    }
+
+    fn schedule_redial(&mut self, idx: usize, now: Instant) {
+        let max = self.options.reconnect_ivl_max;
+        let Some(Some(c)) = self.connects.get_mut(idx) else {
+            return;
+        };
+        let Some(ivl) = c.ivl else {
+            // RECONNECT_IVL -1: never reconnect.
+            let pipe = c.pipe.take();
+            if let Some(p) = pipe {
+                self.drop_pipe(p, false);
+            }
+            return;
+        };
+        let base = self.options.reconnect_ivl.unwrap_or(ivl);
+        // libzmq: the delay is the current interval plus a random jitter below the base
+        // interval; the interval doubles up to RECONNECT_IVL_MAX when that is above the base.
+        let jitter_ms = self.rng.below(base.as_millis() as u64);
+        let delay = ivl + Duration::from_millis(jitter_ms);
+        if max > base {
+            c.ivl = Some((ivl * 2).min(max));
+        }
+        c.retry_at = Some(now + delay);
+        let text = c.text.clone();
+        self.event(EventKind::ConnectRetried, delay.as_millis() as i64, text);
+    }
+
+    fn stop_connect(&mut self, idx: usize) {
+        if let Some(c) = self.connects.get_mut(idx).and_then(Option::take) {
+            if let Some(p) = c.pipe {
+                self.drop_pipe(p, false);
+            }
+        }
+    }
+
+    /// Time has come: redial what is due.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        for idx in 0..self.connects.len() {
+            let due =
+                matches!(&self.connects[idx], Some(c) if c.retry_at.is_some_and(|t| t <= now));
+            if due {
+                if let Some(Some(c)) = self.connects.get_mut(idx) {
+                    c.retry_at = None;
+                }
+                self.dial(idx);
+            }
+        }
+    }
+
+    /// When to call [`Socket::handle_timeout`] next.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.connects
+            .iter()
+            .flatten()
+            .filter_map(|c| c.retry_at)
+            .min()
+    }
+
+    // ----- pipes and routing -----------------------------------------------------------
+
+    /// Puts a pipe into the routing strategy. False when the pipe was refused and closed.
+    fn attach(&mut self, id: PipeId) -> bool {
+        match &mut self.kind {
+            Kind::Router(table) => {
+                let Some(p) = self.pipes.get_mut(id) else {
+                    return false;
+                };
+                let assigned = p.assigned_routing_id.take();
+                let announced = p.peer.as_ref().and_then(|i| i.routing_id.clone());
+                match table.identify(
+                    id,
+                    assigned,
+                    announced.as_ref(),
+                    self.options.router_handover,
+                ) {
+                    Identified::Named(rid) => p.routing_id = Some(rid),
+                    Identified::Refused => {
+                        self.drop_pipe(id, true);
+                        return false;
+                    }
+                    Identified::TookOver { id: rid, old } => {
+                        p.routing_id = Some(rid);
+                        // The old pipe must not remove the id now held by the newcomer.
+                        if let Some(o) = self.pipes.get_mut(old) {
+                            o.routing_id = None;
+                        }
+                        self.drop_pipe(old, true);
+                    }
+                }
+            }
+            Kind::Plain if self.socket_type == SocketType::Pair => {
+                if !self.lb.is_empty() {
+                    self.drop_pipe(id, true);
+                    return false;
+                }
+                self.lb.add(id);
+            }
+            Kind::Plain | Kind::Req(_) => {
+                if self.socket_type != SocketType::Pull {
+                    self.lb.add(id);
+                }
+            }
+            Kind::Rep(_) => {}
+            // Publishers and subscribers keep the list of their peers in the balancer's ring;
+            // they address all of them, never one in turn.
+            Kind::Pub(_) | Kind::Sub(_) => self.lb.add(id),
+        }
+        if let Some(welcome) = self.options.xpub_welcome_msg.clone() {
+            if self.socket_type == SocketType::XPub {
+                if let Some(p) = self.pipes.get_mut(id) {
+                    p.out.push_back(Message::from(welcome));
+                }
+            }
+        }
+        let probe = self.options.probe_router;
+        if let Some(p) = self.pipes.get_mut(id) {
+            p.attached = true;
+            if probe {
+                p.out.push_front(Message::from(Part::empty()));
+            }
+        }
+        true
+    }
+
+    /// Takes a pipe out of routing. With `close`, the driver is told to drop its connection.
+    /// Received messages stay readable (the pipe drains) unless the pipe is closed on purpose.
+    fn drop_pipe(&mut self, id: PipeId, close: bool) {
+        let Some(p) = self.pipes.get_mut(id) else {
+            return;
+        };
+        let has_connection = matches!(p.state, PipeState::Handshaking | PipeState::Active);
+        p.attached = false;
+        p.out.clear();
+        p.commands.clear();
+        let rid = p.routing_id.take();
+        let keep_inbound = !close && !p.inbound.is_empty();
+        if keep_inbound {
+            p.state = PipeState::Draining;
+        } else {
+            self.pipes.remove(id);
+            self.fq.remove(id);
+        }
+        self.lb.remove(id);
+        if let (Kind::Router(table), Some(rid)) = (&mut self.kind, rid.as_ref()) {
+            table.remove(rid, id);
+        }
+        let xpub = self.socket_type == SocketType::XPub;
+        let verboser = self.options.xpub_verboser;
+        if let Kind::Pub(state) = &mut self.kind {
+            let all: Vec<Bytes> = if verboser {
+                state
+                    .trie
+                    .topics()
+                    .into_iter()
+                    .filter(|(_, set)| set.contains(&id))
+                    .map(|(t, _)| t)
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let emptied = state.trie.remove_pipe(id);
+            if xpub {
+                for t in if verboser { all } else { emptied } {
+                    state.up.push_back(notification(0, &t));
+                }
+            }
+            if state.last_pipe == Some(id) {
+                state.last_pipe = None;
+            }
+        }
+        if close && has_connection {
+            self.actions.push_back(Action::Close { pipe: id });
+        }
+    }
+
+    fn request_flush(&mut self, id: PipeId) {
+        if let Some(p) = self.pipes.get_mut(id) {
+            if p.state == PipeState::Active
+                && !p.flush_requested
+                && !(p.out.is_empty() && p.commands.is_empty())
+            {
+                p.flush_requested = true;
+                self.actions.push_back(Action::Flush { pipe: id });
+            }
+        }
+    }
+
+    fn enqueue(&mut self, id: PipeId, msg: Message) {
+        let conflate = self.options.conflate;
+        if let Some(p) = self.pipes.get_mut(id) {
+            if conflate {
+                p.out.clear();
+            }
+            p.out.push_back(msg);
+        }
+        self.request_flush(id);
+    }
+
+    /// Queues a command (subscription...) for a pipe.
+    pub(crate) fn enqueue_command(&mut self, id: PipeId, cmd: Command) {
+        if let Some(p) = self.pipes.get_mut(id) {
+            p.commands.push_back(cmd);
+        }
+        self.request_flush(id);
+    }
+
+    fn maybe_resume(&mut self, id: PipeId) {
+        let hwm = self.options.rcvhwm;
+        if let Some(p) = self.pipes.get_mut(id) {
+            if p.read_paused && (hwm == 0 || p.inbound.len() < hwm) {
+                p.read_paused = false;
+                self.actions.push_back(Action::ResumeRead { pipe: id });
+            }
+            if p.state == PipeState::Draining && p.inbound.is_empty() {
+                self.pipes.remove(id);
+                self.fq.remove(id);
+            }
+        }
+    }
+
+    // ----- user operations -------------------------------------------------------------
+
+    /// Sends a message, or says why it cannot go now. Never waits: the driver turns
+    /// [`SendError::WouldBlock`] into waiting up to SNDTIMEO.
+    pub fn send(&mut self, msg: Message) -> Result<(), SendError> {
+        if msg.is_empty() {
+            return Err(SendError::InvalidMessage(
+                msg,
+                "a message needs at least one part",
+            ));
+        }
+        let hwm = self.send_hwm();
+        match &mut self.kind {
+            Kind::Plain if self.socket_type == SocketType::Pull => {
+                Err(SendError::NotSupported(msg))
+            }
+            Kind::Plain => {
+                let Some(id) = self.lb.pick(&self.pipes, hwm) else {
+                    return Err(SendError::WouldBlock(msg));
+                };
+                self.enqueue(id, msg);
+                Ok(())
+            }
+            Kind::Req(state) => {
+                if state.waiting.is_some() && !self.options.req_relaxed {
+                    return Err(SendError::InvalidState(msg));
+                }
+                let Some(id) = self.lb.pick(&self.pipes, hwm) else {
+                    return Err(SendError::WouldBlock(msg));
+                };
+                let mut msg = msg;
+                let req_id = state.wrap(&mut msg, self.options.req_correlate);
+                state.waiting = Some((id, req_id));
+                self.enqueue(id, msg);
+                Ok(())
+            }
+            Kind::Rep(state) => {
+                let Some((id, envelope)) = state.replying.take() else {
+                    return Err(SendError::InvalidState(msg));
+                };
+                let mut out = Message::multipart(envelope);
+                for part in msg.into_parts() {
+                    out.push(part);
+                }
+                // A reply to a peer that is gone, or full, is dropped, as libzmq does.
+                if self
+                    .pipes
+                    .get(id)
+                    .is_some_and(|p| p.attached && p.has_room(hwm))
+                {
+                    self.enqueue(id, out);
+                }
+                Ok(())
+            }
+            Kind::Pub(_) => self.distribute(msg),
+            Kind::Sub(_) if self.socket_type == SocketType::XSub => self.xsub_send(msg),
+            Kind::Sub(_) => Err(SendError::NotSupported(msg)),
+            Kind::Router(table) => {
+                if msg.len() < 2 {
+                    return Err(SendError::InvalidMessage(
+                        msg,
+                        "a ROUTER message starts with a routing id part, then the body",
+                    ));
+                }
+                let target = table.lookup(&msg.parts()[0]);
+                let mandatory = self.options.router_mandatory;
+                let Some(id) = target.filter(|&id| self.pipes.get(id).is_some_and(|p| p.attached))
+                else {
+                    return if mandatory {
+                        Err(SendError::HostUnreachable(msg))
+                    } else {
+                        Ok(())
+                    };
+                };
+                if !self.pipes.get(id).is_some_and(|p| p.has_room(hwm)) {
+                    return if mandatory {
+                        Err(SendError::WouldBlock(msg))
+                    } else {
+                        Ok(())
+                    };
+                }
+                let mut msg = msg;
+                msg.pop_front();
+                self.enqueue(id, msg);
+                Ok(())
+            }
+        }
+    }
+
+    /// PUB/XPUB: every matching subscriber gets the message; a full one loses it (or, with
+    /// XPUB_NODROP, the send fails with "would block" and nobody gets it).
+    fn distribute(&mut self, msg: Message) -> Result<(), SendError> {
+        let hwm = self.send_hwm();
+        let invert = self.options.invert_matching;
+        let nodrop = self.options.xpub_nodrop;
+        let Kind::Pub(state) = &mut self.kind else {
+            unreachable!("distribute is only called for PUB and XPUB");
+        };
+        state.round += 1;
+        let round = state.round;
+        let pipes = &mut self.pipes;
+        let targets = &mut state.targets;
+        targets.clear();
+        let first = msg.parts().first().map_or(&[][..], |p| &p[..]);
+        state.trie.for_each_prefix(first, |set| {
+            for &id in set {
+                if let Some(p) = pipes.get_mut(id) {
+                    if p.mark != round {
+                        p.mark = round;
+                        if !invert {
+                            targets.push(id);
+                        }
+                    }
+                }
+            }
+        });
+        if invert {
+            for &id in self.lb.pipes() {
+                if pipes.get(id).is_some_and(|p| p.mark != round) {
+                    targets.push(id);
+                }
+            }
+        }
+        let targets = std::mem::take(&mut state.targets);
+        if nodrop
+            && targets
+                .iter()
+                .any(|&id| !self.pipes.get(id).is_some_and(|p| p.has_room(hwm)))
+        {
+            if let Kind::Pub(state) = &mut self.kind {
+                state.targets = targets;
+            }
+            return Err(SendError::WouldBlock(msg));
+        }
+        let mut msg = Some(msg);
+        for (i, &id) in targets.iter().enumerate() {
+            if !self
+                .pipes
+                .get(id)
+                .is_some_and(|p| p.attached && p.has_room(hwm))
+            {
+                continue;
+            }
+            let m = if i + 1 == targets.len() {
+                msg.take().expect("last use")
+            } else {
+                msg.clone().expect("still here")
+            };
+            self.enqueue(id, m);
+        }
+        if let Kind::Pub(state) = &mut self.kind {
+            state.targets = targets;
+        }
+        Ok(())
+    }
+
+    /// XSUB: `\x01topic` subscribes and `\x00topic` unsubscribes (forwarded upstream),
+    /// anything else goes upstream to every publisher.
+    fn xsub_send(&mut self, msg: Message) -> Result<(), SendError> {
+        let hwm = self.send_hwm();
+        let verbose_unsub = self.options.xsub_verbose_unsubscribe;
+        let Kind::Sub(sub) = &mut self.kind else {
+            unreachable!("xsub_send is only called for XSUB");
+        };
+        let first = &msg.parts()[0];
+        match first.first() {
+            Some(1) => {
+                let topic = Bytes::copy_from_slice(&first[1..]);
+                sub.trie.add(&topic);
+                self.broadcast_command(Command::Subscribe(topic));
+            }
+            Some(0) => {
+                let topic = Bytes::copy_from_slice(&first[1..]);
+                if sub.trie.remove(&topic) || verbose_unsub {
+                    self.broadcast_command(Command::Cancel(topic));
+                }
+            }
+            _ => {
+                let ids: Vec<PipeId> = self.lb.pipes().to_vec();
+                for id in ids {
+                    if self.pipes.get(id).is_some_and(|p| p.has_room(hwm)) {
+                        self.enqueue(id, msg.clone());
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn send_hwm(&self) -> usize {
+        if self.options.conflate {
+            0
+        } else {
+            self.options.sndhwm
+        }
+    }
+
+    /// Receives a message, or says why there is none now. Never waits.
+    pub fn recv(&mut self) -> Result<Message, RecvError> {
+        match &mut self.kind {
+            Kind::Plain if self.socket_type == SocketType::Push => Err(RecvError::NotSupported),
+            Kind::Plain => {
+                let (id, msg) = self.fq.pop(&mut self.pipes).ok_or(RecvError::WouldBlock)?;
+                self.maybe_resume(id);
+                Ok(msg)
+            }
+            Kind::Router(_) => {
+                let (id, mut msg) = self.fq.pop(&mut self.pipes).ok_or(RecvError::WouldBlock)?;
+                let rid = self
+                    .pipes
+                    .get(id)
+                    .and_then(|p| p.routing_id.clone())
+                    .unwrap_or_default();
+                msg.push_front(rid);
+                self.maybe_resume(id);
+                Ok(msg)
+            }
+            Kind::Req(state) => {
+                if state.waiting.is_none() {
+                    return Err(RecvError::InvalidState);
+                }
+                loop {
+                    let Some((id, msg)) = self.fq.pop(&mut self.pipes) else {
+                        return Err(RecvError::WouldBlock);
+                    };
+                    let correlate = self.options.req_correlate;
+                    let Kind::Req(state) = &mut self.kind else {
+                        unreachable!()
+                    };
+                    let reply = state.accept(id, msg, correlate);
+                    if reply.is_some() {
+                        state.waiting = None;
+                    }
+                    self.maybe_resume(id);
+                    if let Some(reply) = reply {
+                        return Ok(reply);
+                    }
+                }
+            }
+            Kind::Pub(_) if self.socket_type == SocketType::Pub => Err(RecvError::NotSupported),
+            Kind::Pub(state) => {
+                if let Some(m) = state.up.pop_front() {
+                    return Ok(m);
+                }
+                let (id, msg) = self.fq.pop(&mut self.pipes).ok_or(RecvError::WouldBlock)?;
+                self.maybe_resume(id);
+                Ok(msg)
+            }
+            Kind::Sub(_) => {
+                let (id, msg) = self.fq.pop(&mut self.pipes).ok_or(RecvError::WouldBlock)?;
+                self.maybe_resume(id);
+                Ok(msg)
+            }
+            Kind::Rep(state) => {
+                if state.replying.is_some() {
+                    return Err(RecvError::InvalidState);
+                }
+                loop {
+                    let Some((id, msg)) = self.fq.pop(&mut self.pipes) else {
+                        return Err(RecvError::WouldBlock);
+                    };
+                    self.maybe_resume(id);
+                    if let Some((envelope, body)) = split_envelope(msg) {
+                        if let Kind::Rep(state) = &mut self.kind {
+                            state.replying = Some((id, envelope));
+                        }
+                        return Ok(body);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether [`Socket::send`] would accept a message now (for REQ and REP: whether the
+    /// state allows a send and, for REQ, a peer has room).
+    pub fn can_send(&self) -> bool {
+        let hwm = self.send_hwm();
+        match &self.kind {
+            Kind::Plain => {
+                self.socket_type != SocketType::Pull && self.lb.has_room(&self.pipes, hwm)
+            }
+            Kind::Req(s) => {
+                (s.waiting.is_none() || self.options.req_relaxed)
+                    && self.lb.has_room(&self.pipes, hwm)
+            }
+            Kind::Rep(s) => s.replying.is_some(),
+            Kind::Router(_) => true,
+            Kind::Pub(_) => {
+                !self.options.xpub_nodrop
+                    || self
+                        .lb
+                        .pipes()
+                        .iter()
+                        .all(|&id| self.pipes.get(id).is_some_and(|p| p.has_room(hwm)))
+            }
+            Kind::Sub(_) => self.socket_type == SocketType::XSub,
+        }
+    }
+
+    /// Whether [`Socket::recv`] would return a message now (or a state error). Discards what
+    /// REQ and REP would discard, so the answer is exact.
+    pub fn can_recv(&mut self) -> bool {
+        match &self.kind {
+            Kind::Plain => self.socket_type != SocketType::Push && self.fq.has_message(&self.pipes),
+            Kind::Router(_) => self.fq.has_message(&self.pipes),
+            Kind::Req(s) => {
+                let Some((pipe, _)) = s.waiting else {
+                    return false;
+                };
+                // Discard what cannot be the reply, so the answer is exact.
+                let correlate = self.options.req_correlate;
+                loop {
+                    let Some(p) = self.pipes.get(pipe) else {
+                        return false;
+                    };
+                    let Some(front) = p.inbound.front() else {
+                        // Messages from other pipes are never the reply.
+                        return false;
+                    };
+                    let Kind::Req(s) = &self.kind else {
+                        unreachable!()
+                    };
+                    if s.accept(pipe, front.clone(), correlate).is_some() {
+                        return true;
+                    }
+                    if let Some(p) = self.pipes.get_mut(pipe) {
+                        p.inbound.pop_front();
+                    }
+                    self.maybe_resume(pipe);
+                }
+            }
+            Kind::Rep(s) => s.replying.is_none() && self.fq.has_message(&self.pipes),
+            Kind::Pub(s) => {
+                self.socket_type == SocketType::XPub
+                    && (!s.up.is_empty() || self.fq.has_message(&self.pipes))
+            }
+            Kind::Sub(_) => self.fq.has_message(&self.pipes),
+        }
+    }
+
+    /// The next outbound item for `pipe`'s connection. `None` means the pipe has nothing more
+    /// (the next message will come with a new [`Action::Flush`]).
+    pub fn poll_transmit(&mut self, pipe: PipeId) -> Option<Outbound> {
+        let p = self.pipes.get_mut(pipe)?;
+        if p.state != PipeState::Active {
+            return None;
+        }
+        if let Some(c) = p.commands.pop_front() {
+            return Some(Outbound::Command(c));
+        }
+        match p.out.pop_front() {
+            Some(m) => Some(Outbound::Message(m)),
+            None => {
+                p.flush_requested = false;
+                None
+            }
+        }
+    }
+
+    /// The next action for the driver.
+    pub fn poll_action(&mut self) -> Option<Action> {
+        self.actions.pop_front()
+    }
+
+    /// The next monitor event.
+    pub fn poll_monitor(&mut self) -> Option<MonitorEvent> {
+        let q = self.monitor.as_mut()?;
+        let e = q.pop_front();
+        if matches!(
+            &e,
+            Some(MonitorEvent {
+                kind: EventKind::MonitorStopped,
+                ..
+            })
+        ) {
+            self.monitor = None;
+        }
+        e
+    }
+
+    /// Closes the socket: no more operations; what is queued may still be flushed by the
+    /// driver within LINGER (see [`Socket::has_pending_output`]).
+    pub fn close(&mut self) {
+        if self.closed {
+            return;
+        }
+        self.closed = true;
+        for c in self.connects.iter_mut().flatten() {
+            c.retry_at = None;
+        }
+        if self.monitor.is_some() {
+            self.event(EventKind::MonitorStopped, 0, String::new());
+        }
+    }
+
+    /// True once closed.
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    /// Whether any connected pipe still has messages to send (what LINGER waits for).
+    pub fn has_pending_output(&self) -> bool {
+        self.pipes
+            .iter()
+            .any(|p| p.state == PipeState::Active && !(p.out.is_empty() && p.commands.is_empty()))
+    }
+
+    /// The pipes and their states, for tests and diagnostics.
+    pub fn pipes(&self) -> &Pipes {
+        &self.pipes
+    }
+}
+
+/// An XPUB notification: `\x01topic` for a subscription, `\x00topic` for a cancellation.
+fn notification(flag: u8, topic: &[u8]) -> Message {
+    let mut body = Vec::with_capacity(1 + topic.len());
+    body.push(flag);
+    body.extend_from_slice(topic);
+    Message::from(body)
+}
+
+/// The monitor event and value for a connection that ended during its handshake.
+fn handshake_failure(reason: &CloseReason) -> (EventKind, i64) {
+    match reason {
+        CloseReason::Session(SessionError::AuthFailed { .. }) => {
+            (EventKind::HandshakeFailedAuth, 400)
+        }
+        CloseReason::Session(SessionError::Protocol(p)) => {
+            let code = match p {
+                ProtocolError::UnexpectedCommand { .. } | ProtocolError::UnexpectedMessage => {
+                    protocol_error::ZMTP_UNEXPECTED_COMMAND
+                }
+                ProtocolError::MalformedCommand { .. } | ProtocolError::MalformedCommandFrame => {
+                    protocol_error::ZMTP_MALFORMED_COMMAND_UNSPECIFIED
+                }
+                ProtocolError::MalformedMetadata
+                | ProtocolError::MissingSocketType
+                | ProtocolError::UnknownSocketType(_) => protocol_error::ZMTP_INVALID_METADATA,
+                ProtocolError::MechanismMismatch { .. } => protocol_error::ZMTP_MECHANISM_MISMATCH,
+                ProtocolError::Mechanism(_) => protocol_error::ZMTP_CRYPTOGRAPHIC,
+                _ => protocol_error::ZMTP_UNSPECIFIED,
+            };
+            (EventKind::HandshakeFailedProtocol, code)
+        }
+        CloseReason::Session(SessionError::Incompatible { .. }) => (
+            EventKind::HandshakeFailedProtocol,
+            protocol_error::ZMTP_INVALID_METADATA,
+        ),
+        _ => (EventKind::HandshakeFailedNoDetail, 0),
+    }
+}

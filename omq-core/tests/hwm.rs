@@ -1,0 +1,251 @@
+//! High-water marks, conflation and linger: exact counts at the socket (libzmq's test_hwm,
+//! test_sockopt_hwm, test_conflate), and end to end on the simulated network.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use omq_core::pipe::PipeId;
+use omq_core::simnet::Net;
+use omq_core::wire::metadata::Metadata;
+use omq_core::{
+    Action, Message, Options, PeerInfo, RecvError, SendError, Socket, SocketOption, SocketType,
+};
+
+fn peer(t: SocketType) -> PeerInfo {
+    PeerInfo {
+        socket_type: t,
+        routing_id: None,
+        properties: Arc::new(Metadata::new()),
+        zmtp_minor: 1,
+    }
+}
+
+/// A socket with `n` connected, ready peers of type `peer_type`; returns their pipes.
+fn ready_socket(
+    t: SocketType,
+    o: Options,
+    peer_type: SocketType,
+    n: usize,
+) -> (Socket, Vec<PipeId>) {
+    let now = Instant::now();
+    let mut s = Socket::new(t, o, 7).unwrap();
+    for i in 0..n {
+        s.connect(&format!("tcp://127.0.0.1:{}", 1000 + i), now)
+            .unwrap();
+    }
+    let mut pipes = Vec::new();
+    while let Some(a) = s.poll_action() {
+        if let Action::Dial { pipe, .. } = a {
+            s.handle_connected(pipe, now).unwrap();
+            s.handle_ready(pipe, peer(peer_type), now);
+            pipes.push(pipe);
+        }
+    }
+    (s, pipes)
+}
+
+fn fill(s: &mut Socket) -> usize {
+    let mut n = 0;
+    while s.send(Message::from("x")).is_ok() {
+        n += 1;
+        assert!(n < 1_000_000);
+    }
+    n
+}
+
+#[test]
+fn sndhwm_is_exact_per_pipe() {
+    for (hwm, peers) in [(1, 1), (5, 1), (1000, 1), (3, 4)] {
+        let (mut s, _) = ready_socket(
+            SocketType::Push,
+            Options::default().send_hwm(hwm),
+            SocketType::Pull,
+            peers,
+        );
+        assert_eq!(fill(&mut s), hwm * peers);
+        assert!(!s.can_send());
+    }
+}
+
+#[test]
+fn connect_before_bind_with_sndhwm_1_holds_exactly_one() {
+    let now = Instant::now();
+    let mut s = Socket::new(SocketType::Push, Options::default().send_hwm(1), 1).unwrap();
+    s.connect("inproc://nobody-yet", now).unwrap();
+    assert_eq!(fill(&mut s), 1);
+}
+
+#[test]
+fn immediate_queues_nothing_for_pending_connections() {
+    let now = Instant::now();
+    let mut s = Socket::new(SocketType::Push, Options::default().immediate(true), 1).unwrap();
+    s.connect("tcp://127.0.0.1:9", now).unwrap();
+    assert_eq!(fill(&mut s), 0);
+}
+
+#[test]
+fn rcvhwm_is_exact_and_reading_resumes() {
+    let (mut s, pipes) = ready_socket(
+        SocketType::Pull,
+        Options::default().recv_hwm(3),
+        SocketType::Push,
+        1,
+    );
+    let p = pipes[0];
+    for i in 0..3 {
+        assert!(s.handle_message(p, Message::from(format!("{i}"))).is_ok());
+    }
+    let refused = s.handle_message(p, Message::from("3")).unwrap_err();
+    assert_eq!(refused, Message::from("3"));
+    assert_eq!(s.recv().unwrap(), Message::from("0"));
+    assert_eq!(s.poll_action(), Some(Action::ResumeRead { pipe: p }));
+    assert!(s.handle_message(p, refused).is_ok());
+    for i in 1..4 {
+        assert_eq!(s.recv().unwrap(), Message::from(format!("{i}")));
+    }
+    assert_eq!(s.recv(), Err(RecvError::WouldBlock));
+}
+
+#[test]
+fn hwm_changes_apply_to_live_pipes_and_drop_nothing() {
+    let (mut s, _) = ready_socket(
+        SocketType::Push,
+        Options::default().send_hwm(4),
+        SocketType::Pull,
+        1,
+    );
+    assert_eq!(fill(&mut s), 4);
+    s.set_option(SocketOption::SndHwm(8)).unwrap();
+    assert_eq!(fill(&mut s), 4);
+    // Lowering it keeps all eight queued messages.
+    s.set_option(SocketOption::SndHwm(2)).unwrap();
+    assert_eq!(fill(&mut s), 0);
+    let queued: usize = s.pipes().iter().map(|p| p.out.len()).sum();
+    assert_eq!(queued, 8);
+    // Zero is unlimited.
+    s.set_option(SocketOption::SndHwm(0)).unwrap();
+    for _ in 0..10_000 {
+        s.send(Message::from("y")).unwrap();
+    }
+}
+
+#[test]
+fn end_to_end_hwm_blocks_the_sender_with_bounded_memory() {
+    let mut net = Net::new(3);
+    let pull = net
+        .socket(SocketType::Pull, Options::default().recv_hwm(10))
+        .unwrap();
+    let push = net
+        .socket(SocketType::Push, Options::default().send_hwm(10))
+        .unwrap();
+    let ep = net.bind(pull, "tcp://*:0").unwrap();
+    net.connect(push, &ep).unwrap();
+    net.run_for(Duration::from_millis(10));
+    let body = vec![7u8; 10_000];
+    let mut sent = 0usize;
+    while net.send(push, Message::from(body.clone())).is_ok() {
+        sent += 1;
+        assert!(sent < 10_000, "the sender never felt the receiver's HWM");
+    }
+    // SNDHWM + RCVHWM, plus what the connection holds in flight (bounded by buffer sizes).
+    let in_flight_max =
+        (omq_core::connection::MAX_QUEUED_TRANSMIT + 2 * net.buffer) / body.len() + 2;
+    assert!(sent >= 20 && sent <= 20 + in_flight_max, "sent {sent}");
+    let mut got = 0;
+    while net.recv(pull).is_ok() {
+        got += 1;
+    }
+    assert_eq!(got, sent, "everything sent arrives once the reader reads");
+}
+
+#[test]
+fn conflate_keeps_only_the_newest() {
+    let mut net = Net::new(4);
+    let pull = net
+        .socket(SocketType::Pull, Options::default().conflate(true))
+        .unwrap();
+    let push = net.socket(SocketType::Push, Options::default()).unwrap();
+    let ep = net.bind(pull, "tcp://*:0").unwrap();
+    net.connect(push, &ep).unwrap();
+    net.run_for(Duration::from_millis(10));
+    for i in 0..20 {
+        net.send(push, Message::from(format!("{i}"))).unwrap();
+    }
+    net.run_for(Duration::from_millis(10));
+    assert_eq!(net.recv(pull).unwrap(), Message::from("19"));
+    assert_eq!(net.recv(pull), Err(RecvError::WouldBlock));
+
+    // On the sending side: a PUSH that conflates never blocks and keeps one message.
+    let (mut s, _) = ready_socket(
+        SocketType::Push,
+        Options::default().conflate(true),
+        SocketType::Pull,
+        1,
+    );
+    for i in 0..100 {
+        s.send(Message::from(format!("{i}"))).unwrap();
+    }
+    let queued: Vec<&Message> = s.pipes().iter().flat_map(|p| p.out.iter()).collect();
+    assert_eq!(queued, vec![&Message::from("99")]);
+}
+
+#[test]
+fn linger_bounds_how_long_close_waits() {
+    // Messages take 50 ms to cross. Zero linger drops what is on the way; a long or infinite
+    // linger (the default) waits until everything has crossed.
+    for (linger, delivered) in [
+        (Some(Duration::ZERO), 0),
+        (None, 3),
+        (Some(Duration::from_secs(5)), 3),
+        (Some(Duration::from_millis(20)), 0),
+    ] {
+        let mut net = Net::new(5);
+        net.link.latency = Duration::from_millis(50);
+        let push = net
+            .socket(SocketType::Push, Options::default().linger(linger))
+            .unwrap();
+        let pull = net.socket(SocketType::Pull, Options::default()).unwrap();
+        let ep = net.bind(pull, "tcp://*:0").unwrap();
+        net.connect(push, &ep).unwrap();
+        net.run_for(Duration::from_millis(500));
+        for i in 0..3 {
+            net.send(push, Message::from(format!("{i}"))).unwrap();
+        }
+        net.close(push);
+        net.run_for(Duration::from_millis(500));
+        let mut got = 0;
+        while net.recv(pull).is_ok() {
+            got += 1;
+        }
+        assert_eq!(got, delivered, "linger {linger:?}");
+    }
+}
+
+#[test]
+fn send_timeout_zero_is_would_block_at_once() {
+    let mut net = Net::new(6);
+    let push = net
+        .socket(
+            SocketType::Push,
+            Options::default().send_timeout(Some(Duration::ZERO)),
+        )
+        .unwrap();
+    let t0 = net.elapsed();
+    assert!(matches!(
+        net.send_wait(push, Message::from("x"), Some(Duration::ZERO)),
+        Err(SendError::WouldBlock(_))
+    ));
+    assert_eq!(net.elapsed(), t0);
+    let pull = net
+        .socket(
+            SocketType::Pull,
+            Options::default().recv_timeout(Some(Duration::from_millis(70))),
+        )
+        .unwrap();
+    let t0 = net.elapsed();
+    assert_eq!(
+        net.recv_wait(pull, Some(Duration::from_millis(70))),
+        Err(RecvError::WouldBlock)
+    );
+    assert_eq!(net.elapsed() - t0, Duration::from_millis(70));
+}

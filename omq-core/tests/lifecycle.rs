@@ -1,0 +1,290 @@
+//! The connection lifecycle on the simulated network: reconnection and its options, monitor
+//! events in libzmq's order, IMMEDIATE, heartbeats and the handshake limit at socket level
+//! (libzmq's test_reconnect_ivl, test_reconnect_options, test_monitor, test_immediate,
+//! test_heartbeats).
+
+use std::time::Duration;
+
+use omq_core::options::ReconnectStop;
+use omq_core::simnet::Net;
+use omq_core::{EventKind, Message, Options, SocketType};
+
+const MS10: Duration = Duration::from_millis(10);
+
+fn kinds(events: &[omq_core::MonitorEvent]) -> Vec<EventKind> {
+    events.iter().map(|e| e.kind).collect()
+}
+
+#[test]
+fn monitor_events_in_libzmq_order() {
+    let mut net = Net::new(1);
+    let server = net.socket(SocketType::Rep, Options::default()).unwrap();
+    let client = net.socket(SocketType::Req, Options::default()).unwrap();
+    net.monitor(server);
+    net.monitor(client);
+    let ep = net.bind(server, "tcp://*:0").unwrap();
+    net.connect(client, &ep).unwrap();
+    net.run_for(MS10);
+    net.close(server);
+    net.run_for(Duration::from_millis(50));
+    net.close(client);
+    let s = net.events(server);
+    assert_eq!(
+        kinds(&s),
+        [
+            EventKind::Listening,
+            EventKind::Accepted,
+            EventKind::HandshakeSucceeded,
+            EventKind::MonitorStopped,
+        ]
+    );
+    assert!(s[..3].iter().all(|e| e.endpoint == ep));
+    let c = net.events(client);
+    assert_eq!(
+        kinds(&c),
+        [
+            EventKind::ConnectDelayed,
+            EventKind::Connected,
+            EventKind::HandshakeSucceeded,
+            EventKind::Disconnected,
+            EventKind::ConnectRetried,
+            EventKind::MonitorStopped,
+        ]
+    );
+    assert!(c[..5].iter().all(|e| e.endpoint == ep));
+}
+
+#[test]
+fn unbind_closes_the_endpoint_and_its_connections() {
+    let mut net = Net::new(2);
+    let server = net.socket(SocketType::Pull, Options::default()).unwrap();
+    let client = net.socket(SocketType::Push, Options::default()).unwrap();
+    net.monitor(server);
+    let ep = net.bind(server, "tcp://*:0").unwrap();
+    net.connect(client, &ep).unwrap();
+    net.run_for(MS10);
+    assert_eq!(net.connection_count(), 1);
+    net.unbind(server, &ep).unwrap();
+    assert_eq!(net.connection_count(), 0);
+    let k = kinds(&net.events(server));
+    assert_eq!(k.last(), Some(&EventKind::Closed));
+    assert!(
+        net.unbind(server, &ep).is_err(),
+        "unbinding twice is an error"
+    );
+    assert!(net.disconnect(server, "tcp://127.0.0.1:1").is_err());
+}
+
+#[test]
+fn handshake_failure_is_reported_before_disconnect() {
+    let mut net = Net::new(3);
+    let server = net.socket(SocketType::Pub, Options::default()).unwrap();
+    let client = net.socket(SocketType::Push, Options::default()).unwrap();
+    net.monitor(client);
+    let ep = net.bind(server, "tcp://*:0").unwrap();
+    net.connect(client, &ep).unwrap();
+    net.run_for(MS10);
+    let k = kinds(&net.events(client));
+    let i = k
+        .iter()
+        .position(|e| *e == EventKind::HandshakeFailedProtocol)
+        .unwrap_or_else(|| panic!("PUSH to PUB fails the handshake: {k:?}"));
+    assert_eq!(k[i + 1], EventKind::Disconnected);
+}
+
+#[test]
+fn reconnect_interval_and_backoff() {
+    let mut net = Net::new(4);
+    let client = net
+        .socket(
+            SocketType::Dealer,
+            Options::default()
+                .reconnect_ivl(Some(Duration::from_millis(100)))
+                .reconnect_ivl_max(Duration::from_millis(800)),
+        )
+        .unwrap();
+    net.monitor(client);
+    net.connect(client, "tcp://127.0.0.1:9").unwrap();
+    net.run_for(Duration::from_secs(10));
+    let retries: Vec<i64> = net
+        .events(client)
+        .iter()
+        .filter(|e| e.kind == EventKind::ConnectRetried)
+        .map(|e| e.value)
+        .collect();
+    // Each delay is the current interval plus a jitter below the base interval; the interval
+    // doubles up to the maximum.
+    let bases = [100, 200, 400, 800, 800, 800];
+    for (i, base) in bases.iter().enumerate() {
+        assert!(
+            retries[i] >= *base && retries[i] < base + 100,
+            "retry {i}: {} not in [{base}, {})",
+            retries[i],
+            base + 100
+        );
+    }
+}
+
+#[test]
+fn no_reconnect_with_negative_interval() {
+    let mut net = Net::new(5);
+    let client = net
+        .socket(SocketType::Dealer, Options::default().reconnect_ivl(None))
+        .unwrap();
+    net.monitor(client);
+    net.connect(client, "tcp://127.0.0.1:9").unwrap();
+    net.run_for(Duration::from_secs(2));
+    let k = kinds(&net.events(client));
+    assert_eq!(k, [EventKind::ConnectDelayed]);
+}
+
+#[test]
+fn reconnect_stop_conn_refused() {
+    let mut net = Net::new(6);
+    let stop = ReconnectStop {
+        conn_refused: true,
+        ..ReconnectStop::default()
+    };
+    let client = net
+        .socket(SocketType::Dealer, Options::default().reconnect_stop(stop))
+        .unwrap();
+    net.monitor(client);
+    net.connect(client, "tcp://127.0.0.1:9").unwrap();
+    net.run_for(Duration::from_secs(2));
+    assert_eq!(kinds(&net.events(client)), [EventKind::ConnectDelayed]);
+}
+
+#[test]
+fn reconnect_stop_after_disconnect() {
+    let mut net = Net::new(7);
+    let server = net.socket(SocketType::Dealer, Options::default()).unwrap();
+    let ep = net.bind(server, "tcp://*:0").unwrap();
+    let stop = ReconnectStop {
+        after_disconnect: true,
+        ..ReconnectStop::default()
+    };
+    let client = net
+        .socket(SocketType::Dealer, Options::default().reconnect_stop(stop))
+        .unwrap();
+    net.monitor(client);
+    net.connect(client, &ep).unwrap();
+    net.run_for(MS10);
+    net.kill_connections(server);
+    net.run_for(Duration::from_secs(2));
+    assert_eq!(net.connection_count(), 0);
+    let k = kinds(&net.events(client));
+    assert_eq!(k.last(), Some(&EventKind::Disconnected));
+    assert!(!k.contains(&EventKind::ConnectRetried));
+}
+
+#[test]
+fn reconnect_stop_handshake_failed() {
+    let mut net = Net::new(8);
+    let server = net.socket(SocketType::Pub, Options::default()).unwrap();
+    let ep = net.bind(server, "tcp://*:0").unwrap();
+    let stop = ReconnectStop {
+        handshake_failed: true,
+        ..ReconnectStop::default()
+    };
+    let client = net
+        .socket(SocketType::Push, Options::default().reconnect_stop(stop))
+        .unwrap();
+    net.monitor(client);
+    net.connect(client, &ep).unwrap();
+    net.run_for(Duration::from_secs(2));
+    let k = kinds(&net.events(client));
+    assert_eq!(k.iter().filter(|e| **e == EventKind::Connected).count(), 1);
+    // Without the flag it keeps trying.
+    let client2 = net.socket(SocketType::Push, Options::default()).unwrap();
+    net.monitor(client2);
+    net.connect(client2, &ep).unwrap();
+    net.run_for(Duration::from_secs(2));
+    let k = kinds(&net.events(client2));
+    assert!(k.iter().filter(|e| **e == EventKind::Connected).count() > 3);
+}
+
+#[test]
+fn connect_before_bind_delivers_once_the_peer_binds() {
+    let mut net = Net::new(9);
+    let client = net.socket(SocketType::Push, Options::default()).unwrap();
+    net.connect(client, "tcp://127.0.0.1:40000").unwrap();
+    net.send(client, Message::from("early")).unwrap();
+    net.run_for(Duration::from_millis(500));
+    let server = net.socket(SocketType::Pull, Options::default()).unwrap();
+    net.bind(server, "tcp://*:40000").unwrap();
+    net.run_for(Duration::from_millis(500));
+    assert_eq!(net.recv(server).unwrap(), Message::from("early"));
+}
+
+#[test]
+fn immediate_sends_only_to_connected_peers() {
+    // test_immediate: with IMMEDIATE, a DEALER connected to one live and one dead endpoint
+    // sends everything to the live one; without it, half would wait for the dead one.
+    for (immediate, expect_all) in [(true, true), (false, false)] {
+        let mut net = Net::new(10);
+        let live = net.socket(SocketType::Pull, Options::default()).unwrap();
+        let ep = net.bind(live, "tcp://*:0").unwrap();
+        let client = net
+            .socket(SocketType::Push, Options::default().immediate(immediate))
+            .unwrap();
+        net.connect(client, "tcp://127.0.0.1:9").unwrap();
+        net.connect(client, &ep).unwrap();
+        net.run_for(MS10);
+        for i in 0..10 {
+            net.send(client, Message::from(format!("{i}"))).unwrap();
+        }
+        net.run_for(MS10);
+        let mut got = 0;
+        while net.recv(live).is_ok() {
+            got += 1;
+        }
+        assert_eq!(got == 10, expect_all, "immediate {immediate}: {got}");
+    }
+}
+
+#[test]
+fn heartbeats_detect_a_dead_link_and_the_client_reconnects() {
+    let mut net = Net::new(11);
+    let hb = Options::default()
+        .heartbeat_ivl(Some(Duration::from_millis(100)))
+        .heartbeat_timeout(Some(Duration::from_millis(300)));
+    let server = net.socket(SocketType::Dealer, hb.clone()).unwrap();
+    let client = net.socket(SocketType::Dealer, hb).unwrap();
+    net.monitor(client);
+    let ep = net.bind(server, "tcp://*:0").unwrap();
+    net.connect(client, &ep).unwrap();
+    net.run_for(Duration::from_secs(1));
+    assert_eq!(net.connection_count(), 1, "heartbeats keep a live link up");
+    net.cut(client);
+    net.run_for(Duration::from_millis(450));
+    let k = kinds(&net.events(client));
+    assert!(k.contains(&EventKind::Disconnected), "{k:?}");
+    net.run_for(Duration::from_secs(1));
+    assert_eq!(net.connection_count(), 1, "reconnected");
+    net.send(client, Message::from("after")).unwrap();
+    net.run_for(MS10);
+    assert_eq!(net.recv(server).unwrap(), Message::from("after"));
+}
+
+#[test]
+fn handshake_ivl_cuts_off_a_peer_that_never_finishes() {
+    let mut net = Net::new(12);
+    net.link.cut_after = Some(10); // only the signature gets through
+    let server = net
+        .socket(
+            SocketType::Pull,
+            Options::default().handshake_ivl(Some(Duration::from_millis(200))),
+        )
+        .unwrap();
+    net.monitor(server);
+    let ep = net.bind(server, "tcp://*:0").unwrap();
+    let client = net
+        .socket(SocketType::Push, Options::default().handshake_ivl(None))
+        .unwrap();
+    net.connect(client, &ep).unwrap();
+    net.run_for(Duration::from_millis(199));
+    assert!(!kinds(&net.events(server)).contains(&EventKind::HandshakeFailedNoDetail));
+    net.run_for(Duration::from_millis(2));
+    let k = kinds(&net.events(server));
+    assert!(k.contains(&EventKind::HandshakeFailedNoDetail), "{k:?}");
+}

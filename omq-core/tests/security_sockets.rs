@@ -1,0 +1,139 @@
+//! Security at the socket level, on the simulated network: CURVE and PLAIN sockets with and
+//! without an authenticator, monitor events for refused peers, and User-Id on messages.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use omq_core::mechanism::{generate_keypair, Credentials};
+use omq_core::simnet::Net;
+use omq_core::{
+    AuthReply, CurveAllowList, EventKind, MechanismConfig, Message, Options, RecvError, SocketType,
+};
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+
+const MS10: Duration = Duration::from_millis(10);
+
+#[test]
+fn curve_sockets_with_an_allow_list() {
+    let mut rng = ChaCha20Rng::seed_from_u64(7);
+    let server_keys = generate_keypair(&mut rng);
+    let good = generate_keypair(&mut rng);
+    let bad = generate_keypair(&mut rng);
+    let server_public = server_keys.public().clone();
+    let mut net = Net::new(1);
+    let server = net
+        .socket(
+            SocketType::Pull,
+            Options::default()
+                .mechanism(MechanismConfig::curve_server(server_keys))
+                .authenticator(CurveAllowList::new([*good.public().as_bytes()])),
+        )
+        .unwrap();
+    net.monitor(server);
+    let ep = net.bind(server, "tcp://*:0").unwrap();
+    let ok_client = net
+        .socket(
+            SocketType::Push,
+            Options::default()
+                .mechanism(MechanismConfig::curve_client(server_public.clone(), good)),
+        )
+        .unwrap();
+    let bad_client = net
+        .socket(
+            SocketType::Push,
+            Options::default().mechanism(MechanismConfig::curve_client(server_public, bad)),
+        )
+        .unwrap();
+    net.connect(ok_client, &ep).unwrap();
+    net.connect(bad_client, &ep).unwrap();
+    net.run_for(MS10);
+    net.send(ok_client, Message::multipart(["secret", "stuff"]))
+        .unwrap();
+    net.send(bad_client, Message::from("intruder")).unwrap();
+    net.run_for(MS10);
+    assert_eq!(
+        net.recv(server).unwrap(),
+        Message::multipart(["secret", "stuff"])
+    );
+    assert_eq!(net.recv(server), Err(RecvError::WouldBlock));
+    let kinds: Vec<EventKind> = net.events(server).iter().map(|e| e.kind).collect();
+    assert!(kinds.contains(&EventKind::HandshakeFailedAuth), "{kinds:?}");
+}
+
+#[test]
+fn plain_with_an_authenticator_sets_user_id() {
+    let mut net = Net::new(2);
+    let auth = |req: &omq_core::AuthRequest| match &req.credentials {
+        Credentials::Plain { username, password }
+            if username[..] == b"admin"[..] && password[..] == b"secret"[..] =>
+        {
+            AuthReply::allow().user_id(Bytes::from_static(b"admin"))
+        }
+        _ => AuthReply::deny("bad credentials"),
+    };
+    let server = net
+        .socket(
+            SocketType::Rep,
+            Options::default()
+                .mechanism(MechanismConfig::plain_server())
+                .authenticator(auth),
+        )
+        .unwrap();
+    let ep = net.bind(server, "tcp://*:0").unwrap();
+    let good = net
+        .socket(
+            SocketType::Req,
+            Options::default().mechanism(MechanismConfig::plain_client("admin", "secret").unwrap()),
+        )
+        .unwrap();
+    let bad = net
+        .socket(
+            SocketType::Req,
+            Options::default().mechanism(MechanismConfig::plain_client("admin", "guess").unwrap()),
+        )
+        .unwrap();
+    net.connect(good, &ep).unwrap();
+    net.connect(bad, &ep).unwrap();
+    net.run_for(MS10);
+    net.send(good, Message::from("hi")).unwrap();
+    net.send(bad, Message::from("let me in")).unwrap();
+    net.run_for(MS10);
+    let got = net.recv(server).unwrap();
+    assert_eq!(got, Message::from("hi"));
+    assert_eq!(got.property("User-Id"), Some(&b"admin"[..]));
+    net.send(server, Message::from("welcome")).unwrap();
+    net.run_for(MS10);
+    assert_eq!(net.recv(good).unwrap(), Message::from("welcome"));
+    assert_eq!(net.recv(server), Err(RecvError::WouldBlock));
+}
+
+#[test]
+fn mechanism_mismatch_fails_cleanly_on_both_sides() {
+    let mut rng = ChaCha20Rng::seed_from_u64(9);
+    let server_keys = generate_keypair(&mut rng);
+    let mut net = Net::new(3);
+    let server = net.socket(SocketType::Pull, Options::default()).unwrap();
+    net.monitor(server);
+    let ep = net.bind(server, "tcp://*:0").unwrap();
+    let client = net
+        .socket(
+            SocketType::Push,
+            Options::default().mechanism(MechanismConfig::curve_client(
+                server_keys.public().clone(),
+                generate_keypair(&mut rng),
+            )),
+        )
+        .unwrap();
+    net.monitor(client);
+    net.connect(client, &ep).unwrap();
+    net.run_for(MS10);
+    for s in [server, client] {
+        let kinds: Vec<EventKind> = net.events(s).iter().map(|e| e.kind).collect();
+        assert!(
+            kinds.contains(&EventKind::HandshakeFailedProtocol),
+            "{kinds:?}"
+        );
+        assert!(!kinds.contains(&EventKind::HandshakeSucceeded));
+    }
+}

@@ -1,0 +1,25 @@
+//! # omq-driver
+//!
+//! The one async driver of omq: it joins the sans-io core (`omq-core`) to any async runtime
+//! through the small executor traits of [`runtime`], and gives every backend the same
+//! user-facing [`Socket`]. A backend crate implements [`Runtime`] (streams with owned buffers,
+//! listeners, connect, a timer, the clock, and `spawn`) and re-exports the rest.
+//!
+//! See `docs/ARCHITECTURE.md` for the tasks, the locking rule and the `Send` decision.
+
+pub mod error;
+pub mod net;
+pub mod runtime;
+pub mod shared;
+pub mod signal;
+pub mod socket;
+pub mod tasks;
+
+pub use error::Error;
+pub use runtime::{Listener, ReadHalf, Runtime, WriteHalf};
+pub use socket::{Monitor, Socket, TrySendError};
+pub use tasks::Task;
+
+pub use omq_core::{
+    Endpoint, EventKind, Message, MonitorEvent, Options, Part, SocketOption, SocketType,
+};

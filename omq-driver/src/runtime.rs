@@ -1,0 +1,75 @@
+//! The executor traits: the small surface a runtime must provide.
+//!
+//! Owned buffers throughout: a read takes a `BytesMut` and gives it back filled, a write takes
+//! the chunks and gives them back, and each operation takes its half of the stream by value
+//! and returns it. That is what completion-based runtimes (io_uring) need — the kernel holds the
+//! buffer while the operation runs — and readiness-based ones (tokio) serve it without a copy.
+//! Taking the half by value also makes the operation's future `'static`, so a connection task
+//! keeps a read in flight while it writes, and never drops a read that has taken bytes.
+//!
+//! Nothing here says `Send`. The driver's futures are generic; each backend spawns them with its
+//! concrete types ([`Runtime::spawn`]), so the compiler checks `Send` for tokio, where it holds,
+//! and nowhere else (thread-per-core runtimes spawn `!Send` futures).
+
+use std::future::Future;
+use std::io;
+use std::time::Instant;
+
+use bytes::{Bytes, BytesMut};
+use omq_core::Endpoint;
+
+use crate::tasks::Task;
+
+/// The reading half of a connected byte stream.
+pub trait ReadHalf: Sized + 'static {
+    /// Reads into the spare capacity of `buf` (appending after its current length) and returns
+    /// the half, the buffer, and how many bytes arrived (0: end of stream).
+    fn read(self, buf: BytesMut) -> impl Future<Output = (Self, BytesMut, io::Result<usize>)>;
+}
+
+/// The writing half of a connected byte stream.
+pub trait WriteHalf: Sized + 'static {
+    /// Writes from the chunks in order (one vectored write where the runtime has one) and
+    /// returns the half, the chunks, and how many bytes were written (possibly fewer than all).
+    fn write(
+        self,
+        chunks: Vec<Bytes>,
+    ) -> impl Future<Output = (Self, Vec<Bytes>, io::Result<usize>)>;
+}
+
+/// The two halves of a connected stream.
+pub type Halves<R> = (<R as Runtime>::Reader, <R as Runtime>::Writer);
+
+/// A bound listener.
+pub trait Listener<R: Runtime>: Sized + 'static {
+    /// Waits for the next connection.
+    fn accept(self) -> impl Future<Output = (Self, io::Result<Halves<R>>)>;
+}
+
+/// A runtime omq can run on.
+pub trait Runtime: Sized + 'static {
+    /// Reading half of a tcp or ipc stream.
+    type Reader: ReadHalf + std::fmt::Debug;
+    /// Writing half of a tcp or ipc stream.
+    type Writer: WriteHalf + std::fmt::Debug;
+    /// A tcp or ipc listener.
+    type Listener: Listener<Self> + std::fmt::Debug;
+
+    /// Runs a driver task in the background. The backend spawns it with its own executor; this
+    /// is the only place where tasks start.
+    fn spawn(task: Task<Self>);
+
+    /// The current time.
+    fn now() -> Instant;
+
+    /// Completes at `deadline`.
+    fn sleep_until(deadline: Instant) -> impl Future<Output = ()>;
+
+    /// Connects to a tcp or ipc endpoint (resolving host names without blocking the runtime).
+    /// TCP_NODELAY must be set on the connection.
+    fn connect(endpoint: &Endpoint) -> impl Future<Output = io::Result<Halves<Self>>>;
+
+    /// Binds a tcp or ipc endpoint and returns the listener with the endpoint as bound (port 0
+    /// resolved). Accepted connections must have TCP_NODELAY set.
+    fn bind(endpoint: &Endpoint) -> impl Future<Output = io::Result<(Self::Listener, String)>>;
+}

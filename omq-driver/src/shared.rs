@@ -1,0 +1,159 @@
+//! The state a socket's tasks share: the core socket behind a lock, the wake-up signals of its
+//! connections, listeners and timer, and the events its user-facing futures wait on.
+//!
+//! Rule: whoever changes the core (a user call, a connection, a timer) calls
+//! [`State::dispatch`] before letting go of the lock, which routes the core's actions to the
+//! tasks they concern and wakes the waiters whose wait may be over. After every input, drain
+//! every output.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use event_listener::Event;
+use omq_core::pipe::PipeId;
+use omq_core::{Action, Endpoint, Socket as Core};
+
+use crate::runtime::Runtime;
+use crate::signal::{Signal, CLOSE, FLUSH, RESUME, TIMER};
+use crate::tasks::{DialTask, Task, TimerTask};
+
+/// What the user-facing socket and its background tasks share.
+#[derive(Debug)]
+pub struct Shared {
+    /// The core socket and the registry of tasks.
+    pub state: Mutex<State>,
+    /// A send may now succeed.
+    pub send_ready: Event,
+    /// A receive may now succeed.
+    pub recv_ready: Event,
+    /// Monitor events are waiting.
+    pub monitor_ready: Event,
+    /// Wakes the timer task when the deadline moves.
+    pub timer: Signal,
+}
+
+/// The core and the registry, behind [`Shared::state`].
+#[derive(Debug)]
+pub struct State {
+    /// The sans-io socket.
+    pub core: Core,
+    /// The wake-up signal of each live connection, by pipe.
+    pub conns: HashMap<PipeId, Arc<Signal>>,
+    /// The stop signal of each listener, by resolved endpoint.
+    pub listeners: HashMap<String, Arc<Signal>>,
+    /// Tasks waiting in `send`.
+    pub send_waiters: usize,
+    /// Tasks waiting in `recv`.
+    pub recv_waiters: usize,
+    /// A monitor stream exists.
+    pub monitoring: bool,
+    /// The timer task is alive.
+    pub timer_running: bool,
+}
+
+/// Work the dispatch found that needs a task to start (done after the lock is released).
+#[derive(Debug)]
+pub enum Start {
+    /// Dial for a pipe.
+    Dial(PipeId, Endpoint),
+    /// Run the socket's timer.
+    Timer,
+}
+
+impl Shared {
+    /// A shared state around a core socket.
+    pub fn new(core: Core) -> Arc<Shared> {
+        Arc::new(Shared {
+            state: Mutex::new(State {
+                core,
+                conns: HashMap::new(),
+                listeners: HashMap::new(),
+                send_waiters: 0,
+                recv_waiters: 0,
+                monitoring: false,
+                timer_running: false,
+            }),
+            send_ready: Event::new(),
+            recv_ready: Event::new(),
+            monitor_ready: Event::new(),
+            timer: Signal::default(),
+        })
+    }
+
+    /// Locks the state (a panic elsewhere does not make the socket unusable).
+    pub fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs `f` on the locked state, dispatches, unlocks, and starts what the dispatch asked
+    /// for. Async code uses this so no lock guard ever lives across an `.await`.
+    pub fn with<R: Runtime, T>(self: &Arc<Self>, f: impl FnOnce(&mut State) -> T) -> T {
+        let mut st = self.lock();
+        let t = f(&mut st);
+        self.finish::<R>(st);
+        t
+    }
+
+    /// Dispatches, releases the lock, then starts what the dispatch asked for.
+    pub fn finish<R: Runtime>(self: &Arc<Self>, mut st: MutexGuard<'_, State>) {
+        let mut starts = Vec::new();
+        st.dispatch(self, &mut starts);
+        drop(st);
+        for s in starts {
+            R::spawn(match s {
+                Start::Dial(pipe, endpoint) => Task::Dial(DialTask {
+                    shared: self.clone(),
+                    pipe,
+                    endpoint,
+                }),
+                Start::Timer => Task::Timer(TimerTask {
+                    shared: self.clone(),
+                }),
+            });
+        }
+    }
+}
+
+impl State {
+    /// Routes the core's actions and wakes waiters. Call with the lock held, after any change.
+    pub fn dispatch(&mut self, shared: &Shared, starts: &mut Vec<Start>) {
+        while let Some(action) = self.core.poll_action() {
+            match action {
+                Action::Dial { pipe, endpoint } => starts.push(Start::Dial(pipe, endpoint)),
+                Action::Close { pipe } => {
+                    if let Some(s) = self.conns.remove(&pipe) {
+                        s.raise(CLOSE);
+                    }
+                }
+                Action::Flush { pipe } => {
+                    if let Some(s) = self.conns.get(&pipe) {
+                        s.raise(FLUSH);
+                    }
+                }
+                Action::ResumeRead { pipe } => {
+                    if let Some(s) = self.conns.get(&pipe) {
+                        s.raise(RESUME);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if self.send_waiters > 0 && self.core.can_send() {
+            shared.send_ready.notify(usize::MAX);
+        }
+        if self.recv_waiters > 0 && self.core.can_recv() {
+            shared.recv_ready.notify(usize::MAX);
+        }
+        if self.monitoring {
+            shared.monitor_ready.notify(usize::MAX);
+        }
+        if self.core.poll_timeout().is_some() {
+            if self.timer_running {
+                shared.timer.raise(TIMER);
+            } else {
+                self.timer_running = true;
+                starts.push(Start::Timer);
+            }
+        }
+    }
+}

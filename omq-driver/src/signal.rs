@@ -1,0 +1,66 @@
+//! A wake-up flag set for one task, independent of any runtime: other tasks raise bits, the
+//! owner waits until some bit is up and takes them all.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::task::{Context, Poll};
+
+use atomic_waker::AtomicWaker;
+
+/// There is something to send.
+pub const FLUSH: u8 = 1;
+/// The incoming queue has room again.
+pub const RESUME: u8 = 2;
+/// Stop: close the connection (or the listener).
+pub const CLOSE: u8 = 4;
+/// The timer deadline changed.
+pub const TIMER: u8 = 8;
+
+/// Bits raised for a task, and its waker.
+#[derive(Debug, Default)]
+pub struct Signal {
+    bits: AtomicU8,
+    waker: AtomicWaker,
+    /// Bytes the connection still has to write (read by close to honour LINGER).
+    pub unflushed: AtomicUsize,
+}
+
+impl Signal {
+    /// Raises `bits` and wakes the owner.
+    pub fn raise(&self, bits: u8) {
+        self.bits.fetch_or(bits, Ordering::AcqRel);
+        self.waker.wake();
+    }
+
+    /// Waits until a bit is up; returns and clears them all.
+    pub fn wait(&self) -> Wait<'_> {
+        Wait(self)
+    }
+
+    /// Takes the raised bits without waiting.
+    pub fn take(&self) -> u8 {
+        self.bits.swap(0, Ordering::AcqRel)
+    }
+}
+
+/// Future of [`Signal::wait`].
+#[derive(Debug)]
+pub struct Wait<'a>(&'a Signal);
+
+impl Future for Wait<'_> {
+    type Output = u8;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<u8> {
+        let bits = self.0.take();
+        if bits != 0 {
+            return Poll::Ready(bits);
+        }
+        self.0.waker.register(cx.waker());
+        let bits = self.0.take();
+        if bits != 0 {
+            Poll::Ready(bits)
+        } else {
+            Poll::Pending
+        }
+    }
+}

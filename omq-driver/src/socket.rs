@@ -1,0 +1,402 @@
+//! The user-facing socket, the same on every backend (each re-exports it with its runtime).
+
+use std::future::Future;
+use std::hash::{BuildHasher, RandomState};
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use futures_util::future::FutureExt;
+use futures_util::{pin_mut, select_biased};
+use omq_core::{Endpoint, Message, MonitorEvent, Options, SocketOption, SocketType};
+
+use crate::error::Error;
+use crate::runtime::Runtime;
+use crate::shared::{Shared, State};
+use crate::signal::{Signal, CLOSE};
+use crate::tasks::{ListenerTask, Task};
+
+/// How long a dropped socket keeps flushing in the background at most, whatever its LINGER:
+/// dropping must never keep a process busy forever. `close().await` is the guaranteed flush.
+pub const DROP_LINGER_CAP: Duration = Duration::from_secs(5);
+
+/// A ZeroMQ socket on runtime `R`. Cloning gives another handle to the same socket.
+pub struct Socket<R: Runtime> {
+    handle: Arc<Handle<R>>,
+}
+
+impl<R: Runtime> Clone for Socket<R> {
+    fn clone(&self) -> Self {
+        Socket {
+            handle: self.handle.clone(),
+        }
+    }
+}
+
+impl<R: Runtime> std::fmt::Debug for Socket<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Socket")
+            .field("type", &self.handle.socket_type)
+            .finish()
+    }
+}
+
+struct Handle<R: Runtime> {
+    shared: Arc<Shared>,
+    socket_type: SocketType,
+    _runtime: PhantomData<fn() -> R>,
+}
+
+impl<R: Runtime> Drop for Handle<R> {
+    fn drop(&mut self) {
+        // The last user handle is gone: flush in the background for at most LINGER (capped),
+        // then stop every task of this socket.
+        let shared = self.shared.clone();
+        let linger = shared
+            .lock()
+            .core
+            .options()
+            .get_linger()
+            .map_or(DROP_LINGER_CAP, |l| l.min(DROP_LINGER_CAP));
+        R::spawn(Task::Close(crate::tasks::CloseTask { shared, linger }));
+    }
+}
+
+/// A message that could not be sent without waiting, given back with the reason.
+#[derive(Debug)]
+pub struct TrySendError {
+    /// Why.
+    pub error: Error,
+    /// The message, unsent.
+    pub message: Message,
+}
+
+/// Counts a waiting task in the state while it waits (and stops counting if its future is
+/// dropped), so dispatch only checks readiness when someone waits.
+struct Waiting<'a> {
+    shared: &'a Shared,
+    send: bool,
+}
+
+impl<'a> Waiting<'a> {
+    fn new(shared: &'a Shared, st: &mut State, send: bool) -> Self {
+        if send {
+            st.send_waiters += 1;
+        } else {
+            st.recv_waiters += 1;
+        }
+        Waiting { shared, send }
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        let mut st = self.shared.lock();
+        if self.send {
+            st.send_waiters -= 1;
+        } else {
+            st.recv_waiters -= 1;
+        }
+    }
+}
+
+fn seed() -> u64 {
+    RandomState::new().hash_one(Instant::now())
+}
+
+impl<R: Runtime> Socket<R> {
+    /// A socket of type `t`. Fails when an option is invalid or does not apply to the type.
+    pub fn new(t: SocketType, options: Options) -> Result<Self, Error> {
+        let core = omq_core::Socket::new(t, options, seed())?;
+        Ok(Socket {
+            handle: Arc::new(Handle {
+                shared: Shared::new(core),
+                socket_type: t,
+                _runtime: PhantomData,
+            }),
+        })
+    }
+
+    fn shared(&self) -> &Arc<Shared> {
+        &self.handle.shared
+    }
+
+    /// The socket's type.
+    pub fn socket_type(&self) -> SocketType {
+        self.handle.socket_type
+    }
+
+    /// Binds to an endpoint and returns it as bound (`tcp://127.0.0.1:0` comes back with its
+    /// real port).
+    pub async fn bind(&self, endpoint: &str) -> Result<Endpoint, Error> {
+        let ep = self.shared().lock().core.bind(endpoint)?;
+        crate::net::stream_endpoint(&ep)?;
+        match R::bind(&ep).await {
+            Ok((listener, resolved)) => {
+                let signal = Arc::new(Signal::default());
+                let mut st = self.shared().lock();
+                st.core.handle_bound(endpoint, &resolved);
+                st.listeners.insert(resolved.clone(), signal.clone());
+                self.shared().finish::<R>(st);
+                R::spawn(Task::Listener(ListenerTask {
+                    shared: self.shared().clone(),
+                    listener,
+                    endpoint: resolved.clone(),
+                    signal,
+                }));
+                Ok(resolved.parse()?)
+            }
+            Err(e) => {
+                let mut st = self.shared().lock();
+                st.core
+                    .handle_bind_failed(endpoint, i64::from(e.raw_os_error().unwrap_or(0)));
+                self.shared().finish::<R>(st);
+                Err(Error::Io(e))
+            }
+        }
+    }
+
+    /// Stops listening on a bound endpoint and closes the connections accepted on it.
+    pub async fn unbind(&self, endpoint: &str) -> Result<(), Error> {
+        let mut st = self.shared().lock();
+        let resolved = st.core.unbind(endpoint)?;
+        if let Some(s) = st.listeners.remove(&resolved) {
+            s.raise(CLOSE);
+        }
+        self.shared().finish::<R>(st);
+        Ok(())
+    }
+
+    /// Connects to an endpoint, now and after every loss of the connection. Works before the
+    /// peer binds: messages queue for it (unless IMMEDIATE).
+    pub async fn connect(&self, endpoint: &str) -> Result<(), Error> {
+        let ep: Endpoint = endpoint.parse()?;
+        crate::net::stream_endpoint(&ep)?;
+        let mut st = self.shared().lock();
+        st.core.connect(endpoint, R::now())?;
+        self.shared().finish::<R>(st);
+        Ok(())
+    }
+
+    /// Stops connecting to an endpoint and drops what was queued for it.
+    pub async fn disconnect(&self, endpoint: &str) -> Result<(), Error> {
+        let mut st = self.shared().lock();
+        st.core.disconnect(endpoint)?;
+        self.shared().finish::<R>(st);
+        Ok(())
+    }
+
+    /// Sends a message, waiting up to SNDTIMEO (forever by default) while no peer has room.
+    /// A send that returned `Ok` is queued whole; one whose future is dropped before
+    /// completing has sent nothing.
+    pub async fn send(&self, msg: impl Into<Message>) -> Result<(), Error> {
+        let mut msg = msg.into();
+        let shared = self.shared();
+        let timeout = shared.lock().core.options().get_send_timeout();
+        let deadline = timeout.map(|t| R::now() + t);
+        loop {
+            let (listener, _waiting) = {
+                let mut st = shared.lock();
+                match st.core.send(msg) {
+                    Ok(()) => {
+                        shared.finish::<R>(st);
+                        return Ok(());
+                    }
+                    Err(e) => {
+                        let (err, m) = Error::from_send(e);
+                        if !matches!(err, Error::WouldBlock) || timeout == Some(Duration::ZERO) {
+                            return Err(err);
+                        }
+                        msg = m;
+                        let listener = shared.send_ready.listen();
+                        let waiting = Waiting::new(shared, &mut st, true);
+                        (listener, waiting)
+                    }
+                }
+            };
+            if !wait_until::<R>(listener, deadline).await {
+                return Err(Error::WouldBlock);
+            }
+        }
+    }
+
+    /// Sends without waiting. On failure the message comes back inside the error (large, but
+    /// returned by value so the failure path allocates nothing).
+    #[allow(clippy::result_large_err)]
+    pub fn try_send(&self, msg: impl Into<Message>) -> Result<(), TrySendError> {
+        let mut st = self.shared().lock();
+        match st.core.send(msg.into()) {
+            Ok(()) => {
+                self.shared().finish::<R>(st);
+                Ok(())
+            }
+            Err(e) => {
+                let (error, message) = Error::from_send(e);
+                Err(TrySendError { error, message })
+            }
+        }
+    }
+
+    /// Receives a message, waiting up to RCVTIMEO (forever by default). A receive whose
+    /// future is dropped before completing takes nothing off the queue.
+    pub async fn recv(&self) -> Result<Message, Error> {
+        let shared = self.shared();
+        let timeout = shared.lock().core.options().get_recv_timeout();
+        let deadline = timeout.map(|t| R::now() + t);
+        loop {
+            let (listener, _waiting) = {
+                let mut st = shared.lock();
+                match st.core.recv() {
+                    Ok(m) => {
+                        shared.finish::<R>(st);
+                        return Ok(m);
+                    }
+                    Err(omq_core::RecvError::WouldBlock) if timeout != Some(Duration::ZERO) => {
+                        let listener = shared.recv_ready.listen();
+                        let waiting = Waiting::new(shared, &mut st, false);
+                        (listener, waiting)
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            };
+            if !wait_until::<R>(listener, deadline).await {
+                return Err(Error::WouldBlock);
+            }
+        }
+    }
+
+    /// Receives without waiting.
+    pub fn try_recv(&self) -> Result<Message, Error> {
+        let mut st = self.shared().lock();
+        let m = st.core.recv()?;
+        self.shared().finish::<R>(st);
+        Ok(m)
+    }
+
+    /// Subscribes to a topic prefix (SUB; XPUB with XPUB_MANUAL).
+    pub fn subscribe(&self, topic: impl AsRef<[u8]>) -> Result<(), Error> {
+        let mut st = self.shared().lock();
+        st.core.subscribe(topic.as_ref())?;
+        self.shared().finish::<R>(st);
+        Ok(())
+    }
+
+    /// Unsubscribes from a topic prefix.
+    pub fn unsubscribe(&self, topic: impl AsRef<[u8]>) -> Result<(), Error> {
+        let mut st = self.shared().lock();
+        st.core.unsubscribe(topic.as_ref())?;
+        self.shared().finish::<R>(st);
+        Ok(())
+    }
+
+    /// Changes an option on the live socket.
+    pub fn set_option(&self, opt: SocketOption) -> Result<(), Error> {
+        let mut st = self.shared().lock();
+        st.core.set_option(opt)?;
+        self.shared().finish::<R>(st);
+        Ok(())
+    }
+
+    /// The socket's options.
+    pub fn options(&self) -> Options {
+        self.shared().lock().core.options().clone()
+    }
+
+    /// A stream of monitor events (libzmq's zmq_socket_monitor), from now on.
+    pub fn monitor(&self) -> Monitor<R> {
+        let mut st = self.shared().lock();
+        st.core.set_monitor(true);
+        st.monitoring = true;
+        drop(st);
+        Monitor {
+            shared: self.shared().clone(),
+            listener: None,
+            done: false,
+            _runtime: PhantomData,
+        }
+    }
+
+    /// Closes the socket: waits up to LINGER for queued messages to be written, then stops
+    /// every connection and listener. This is the guaranteed flush.
+    pub async fn close(self) -> Result<(), Error> {
+        let shared = self.shared().clone();
+        let linger = shared.lock().core.options().get_linger();
+        crate::tasks::close::<R>(&shared, linger).await;
+        Ok(())
+    }
+}
+
+/// Waits for `listener` or the deadline; false when the deadline came first.
+async fn wait_until<R: Runtime>(
+    listener: event_listener::EventListener,
+    deadline: Option<Instant>,
+) -> bool {
+    match deadline {
+        None => {
+            listener.await;
+            true
+        }
+        Some(d) => {
+            let l = listener.fuse();
+            let t = R::sleep_until(d).fuse();
+            pin_mut!(l, t);
+            select_biased! {
+                _ = l => true,
+                _ = t => false,
+            }
+        }
+    }
+}
+
+/// Monitor events of a socket, as a `Stream`. Ends after MONITOR_STOPPED.
+pub struct Monitor<R: Runtime> {
+    shared: Arc<Shared>,
+    listener: Option<event_listener::EventListener>,
+    done: bool,
+    _runtime: PhantomData<fn() -> R>,
+}
+
+impl<R: Runtime> std::fmt::Debug for Monitor<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Monitor").finish()
+    }
+}
+
+impl<R: Runtime> futures_core::Stream for Monitor<R> {
+    type Item = MonitorEvent;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<MonitorEvent>> {
+        let shared = self.shared.clone();
+        loop {
+            if self.done {
+                return Poll::Ready(None);
+            }
+            {
+                let mut st = shared.lock();
+                if let Some(e) = st.core.poll_monitor() {
+                    if e.kind == omq_core::EventKind::MonitorStopped {
+                        st.monitoring = false;
+                        self.done = true;
+                    }
+                    self.listener = None;
+                    return Poll::Ready(Some(e));
+                }
+                if self.listener.is_none() {
+                    self.listener = Some(shared.monitor_ready.listen());
+                    continue;
+                }
+            }
+            let l = self.listener.as_mut().expect("set above");
+            match Pin::new(l).poll(cx) {
+                Poll::Ready(()) => self.listener = None,
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+}
+
+/// Keeps `Ordering` in use for the close helper's load of `unflushed`.
+pub(crate) const UNFLUSHED_ORDER: Ordering = Ordering::Acquire;

@@ -1,0 +1,399 @@
+//! The driver's background tasks, generic over the runtime. None of them spawns anything
+//! itself: new work goes through [`Runtime::spawn`], implemented by each backend with its
+//! concrete types, so `Send` is checked where it holds.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use bytes::{Buf, Bytes, BytesMut};
+use futures_util::future::{Fuse, FusedFuture, FutureExt};
+use futures_util::{pin_mut, select_biased};
+use omq_core::connection::Connection;
+use omq_core::mechanism::Entropy;
+use omq_core::pipe::PipeId;
+use omq_core::{CloseReason, Endpoint, SessionConfig};
+
+use crate::runtime::{Listener, ReadHalf, Runtime, WriteHalf};
+use crate::shared::Shared;
+use crate::signal::{Signal, CLOSE, RESUME};
+
+/// Read buffer size: libzmq's in-batch is 8 KiB; larger reads cost nothing extra and
+/// batch better under load.
+pub const READ_SIZE: usize = 64 * 1024;
+
+/// Most chunks handed to one vectored write.
+pub const MAX_CHUNKS: usize = 64;
+
+/// A background task of the driver.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Task<R: Runtime> {
+    /// Connect, then run the connection.
+    Dial(DialTask),
+    /// Run an accepted connection.
+    Connection(ConnectionTask<R>),
+    /// Accept connections on a bound endpoint.
+    Listener(ListenerTask<R>),
+    /// Fire the socket's timers (reconnection).
+    Timer(TimerTask),
+    /// Flush and stop a socket whose last handle was dropped.
+    Close(CloseTask),
+}
+
+impl<R: Runtime> Task<R> {
+    /// Runs the task to completion.
+    pub async fn run(self) {
+        match self {
+            Task::Dial(t) => t.run::<R>().await,
+            Task::Connection(t) => t.run().await,
+            Task::Listener(t) => t.run().await,
+            Task::Timer(t) => t.run::<R>().await,
+            Task::Close(t) => t.run::<R>().await,
+        }
+    }
+}
+
+/// Dials an endpoint for a pipe.
+#[derive(Debug)]
+pub struct DialTask {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) pipe: PipeId,
+    pub(crate) endpoint: Endpoint,
+}
+
+impl DialTask {
+    async fn run<R: Runtime>(self) {
+        let DialTask {
+            shared,
+            pipe,
+            endpoint,
+        } = self;
+        shared.lock().core.handle_dialing(pipe);
+        let result = R::connect(&endpoint).await;
+        let started = shared.with::<R, _>(|st| match result {
+            Ok((reader, writer)) => {
+                let config = st.core.handle_connected(pipe, R::now())?;
+                let signal = Arc::new(Signal::default());
+                st.conns.insert(pipe, signal.clone());
+                Some((reader, writer, config, signal))
+            }
+            Err(e) => {
+                let refused = matches!(
+                    e.kind(),
+                    std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::NotFound
+                );
+                st.core.handle_connect_failed(pipe, refused, R::now());
+                None
+            }
+        });
+        if let Some((reader, writer, config, signal)) = started {
+            ConnectionTask::<R> {
+                shared,
+                pipe,
+                reader,
+                writer,
+                config,
+                signal,
+            }
+            .run()
+            .await;
+        }
+    }
+}
+
+/// Runs the socket's reconnection timers.
+#[derive(Debug)]
+pub struct TimerTask {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl TimerTask {
+    async fn run<R: Runtime>(self) {
+        let shared = self.shared;
+        loop {
+            let deadline = {
+                let mut st = shared.lock();
+                match st.core.poll_timeout() {
+                    Some(t) => t,
+                    None => {
+                        st.timer_running = false;
+                        return;
+                    }
+                }
+            };
+            let sleep = R::sleep_until(deadline).fuse();
+            let woken = shared.timer.wait().fuse();
+            pin_mut!(sleep, woken);
+            select_biased! {
+                _ = sleep => shared.with::<R, _>(|st| st.core.handle_timeout(R::now())),
+                _ = woken => {}
+            }
+        }
+    }
+}
+
+/// Accepts connections on one bound endpoint until told to stop.
+#[derive(Debug)]
+pub struct ListenerTask<R: Runtime> {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) listener: R::Listener,
+    pub(crate) endpoint: String,
+    pub(crate) signal: Arc<Signal>,
+}
+
+impl<R: Runtime> ListenerTask<R> {
+    async fn run(self) {
+        let ListenerTask {
+            shared,
+            listener,
+            endpoint,
+            signal,
+        } = self;
+        let accept = listener.accept().fuse();
+        pin_mut!(accept);
+        loop {
+            let stop = signal.wait().fuse();
+            pin_mut!(stop);
+            select_biased! {
+                bits = stop => if bits & CLOSE != 0 { return },
+                (listener, result) = accept => {
+                    match result {
+                        Ok((reader, writer)) => {
+                            let conn_signal = Arc::new(Signal::default());
+                            let (pipe, config) = shared.with::<R, _>(|st| {
+                                let (pipe, config) = st.core.handle_accepted(&endpoint, R::now());
+                                st.conns.insert(pipe, conn_signal.clone());
+                                (pipe, config)
+                            });
+                            R::spawn(Task::Connection(ConnectionTask {
+                                shared: shared.clone(),
+                                pipe,
+                                reader,
+                                writer,
+                                config,
+                                signal: conn_signal,
+                            }));
+                        }
+                        Err(_) => {
+                            // Out of descriptors or a connection reset before accept: wait a
+                            // little instead of spinning, as libzmq does.
+                            R::sleep_until(R::now() + std::time::Duration::from_millis(100)).await;
+                        }
+                    }
+                    accept.set(listener.accept().fuse());
+                }
+            }
+        }
+    }
+}
+
+/// One connection: its session, its stream halves, a read always in flight while reading is
+/// wanted, and whatever is queued written in one vectored write whenever the stream is free.
+#[derive(Debug)]
+pub struct ConnectionTask<R: Runtime> {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) pipe: PipeId,
+    pub(crate) reader: R::Reader,
+    pub(crate) writer: R::Writer,
+    pub(crate) config: SessionConfig,
+    pub(crate) signal: Arc<Signal>,
+}
+
+/// Why a connection's loop ended.
+enum End {
+    /// The socket asked for it (it has already forgotten the pipe).
+    Asked,
+    /// The connection ended by itself.
+    Lost(CloseReason),
+}
+
+fn never<T>() -> impl Future<Output = T> {
+    futures_util::future::pending()
+}
+
+impl<R: Runtime> ConnectionTask<R> {
+    async fn run(self) {
+        let ConnectionTask {
+            shared,
+            pipe,
+            reader,
+            writer,
+            config,
+            signal,
+        } = self;
+        let mut config = config;
+        // Fresh OS randomness for every connection's security handshake (the core never
+        // draws its own).
+        config.entropy = Some(Entropy::generate(&mut rand_core::OsRng));
+        let mut conn = Connection::new(pipe, config, R::now());
+        let read = reader.read(BytesMut::with_capacity(READ_SIZE)).fuse();
+        let write = Fuse::terminated();
+        pin_mut!(read, write);
+        // `write` gets its type from the first `set` below.
+        let mut writer = Some(writer);
+        let mut idle_reader: Option<(R::Reader, BytesMut)> = None;
+        let mut pending: VecDeque<Bytes> = VecDeque::new();
+        let mut in_write = 0usize;
+        let end = loop {
+            // After every input, drain every output.
+            if shared.with::<R, _>(|st| conn.pull(&mut st.core)).is_err() {
+                break End::Lost(CloseReason::Eof);
+            }
+            while let Some(c) = conn.poll_transmit() {
+                pending.push_back(c);
+            }
+            if let Some(w) = writer.take() {
+                if pending.is_empty() {
+                    writer = Some(w);
+                } else {
+                    let n = pending.len().min(MAX_CHUNKS);
+                    let chunks: Vec<Bytes> = pending.drain(..n).collect();
+                    in_write = chunks.iter().map(Bytes::len).sum();
+                    write.set(w.write(chunks).fuse());
+                }
+            }
+            let queued: usize = pending.iter().map(Bytes::len).sum::<usize>() + in_write;
+            signal.unflushed.store(queued, Ordering::Release);
+            if conn.wants_read() {
+                if let Some((r, buf)) = idle_reader.take() {
+                    read.set(r.read(buf).fuse());
+                }
+            }
+            let deadline = conn.poll_timeout();
+            let timer = async move {
+                match deadline {
+                    Some(t) => R::sleep_until(t).await,
+                    None => never::<()>().await,
+                }
+            }
+            .fuse();
+            let woken = signal.wait().fuse();
+            pin_mut!(timer, woken);
+            select_biased! {
+                bits = woken => {
+                    if bits & CLOSE != 0 {
+                        break End::Asked;
+                    }
+                    if bits & RESUME != 0 {
+                        shared.with::<R, _>(|st| conn.deliver(&mut st.core, R::now()));
+                    }
+                }
+                (w, mut chunks, result) = write => {
+                    in_write = 0;
+                    match result {
+                        Ok(mut n) => {
+                            // Keep what a partial write left, in order, ahead of newer chunks.
+                            let mut rest = VecDeque::new();
+                            for mut c in chunks.drain(..) {
+                                if n >= c.len() {
+                                    n -= c.len();
+                                } else {
+                                    c.advance(n);
+                                    n = 0;
+                                    rest.push_back(c);
+                                }
+                            }
+                            while let Some(c) = rest.pop_back() {
+                                pending.push_front(c);
+                            }
+                            writer = Some(w);
+                        }
+                        Err(e) => break End::Lost(CloseReason::Io(e.kind())),
+                    }
+                }
+                (r, mut buf, result) = read => {
+                    match result {
+                        Ok(0) => break End::Lost(CloseReason::Eof),
+                        Ok(_) => {
+                            let r2 = shared.with::<R, _>(|st| conn.handle_input(&mut st.core, &mut buf, R::now()));
+                            if let Err(e) = r2 {
+                                // Last words (an ERROR command) go out on a best-effort basis.
+                                while let Some(c) = conn.poll_transmit() {
+                                    pending.push_back(c);
+                                }
+                                if let Some(w) = writer.take() {
+                                    if !pending.is_empty() {
+                                        let _ = w.write(pending.drain(..).collect()).await;
+                                    }
+                                }
+                                break End::Lost(CloseReason::Session(e));
+                            }
+                            let want = conn.read_hint(&buf).max(READ_SIZE / 4);
+                            if buf.capacity() - buf.len() < want {
+                                buf.reserve(want.max(READ_SIZE));
+                            }
+                            if conn.wants_read() {
+                                read.set(r.read(buf).fuse());
+                            } else {
+                                idle_reader = Some((r, buf));
+                            }
+                        }
+                        Err(e) => break End::Lost(CloseReason::Io(e.kind())),
+                    }
+                }
+                _ = timer => {
+                    let r = shared.with::<R, _>(|st| conn.handle_timeout(&mut st.core, R::now()));
+                    if let Err(e) = r {
+                        break End::Lost(CloseReason::Session(e));
+                    }
+                }
+            }
+        };
+        signal.unflushed.store(0, Ordering::Release);
+        shared.with::<R, _>(|st| {
+            if let End::Lost(reason) = end {
+                st.conns.remove(&pipe);
+                st.core.handle_closed(pipe, &reason, R::now());
+            }
+        });
+        // Dropping `read` and `write` here releases the stream; an io_uring backend's futures
+        // keep their buffers alive until the kernel is done with them.
+        let _ = (read.is_terminated(), write.is_terminated());
+    }
+}
+
+/// Closes a socket in the background after its last handle is dropped.
+#[derive(Debug)]
+pub struct CloseTask {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) linger: std::time::Duration,
+}
+
+impl CloseTask {
+    async fn run<R: Runtime>(self) {
+        close::<R>(&self.shared, Some(self.linger)).await;
+    }
+}
+
+/// Closes the core, waits up to `linger` (None: forever) until everything queued has been
+/// written, then stops every connection, listener and timer of the socket.
+pub(crate) async fn close<R: Runtime>(shared: &Arc<Shared>, linger: Option<std::time::Duration>) {
+    shared.with::<R, _>(|st| st.core.close());
+    let deadline = linger.map(|l| R::now() + l);
+    loop {
+        let pending = {
+            let st = shared.lock();
+            st.core.has_pending_output()
+                || st
+                    .conns
+                    .values()
+                    .any(|s| s.unflushed.load(crate::socket::UNFLUSHED_ORDER) > 0)
+        };
+        if !pending || deadline.is_some_and(|d| R::now() >= d) {
+            break;
+        }
+        let step = R::now() + std::time::Duration::from_millis(1);
+        R::sleep_until(deadline.map_or(step, |d| d.min(step))).await;
+    }
+    shared.with::<R, _>(|st| {
+        for (_, s) in st.conns.drain() {
+            s.raise(CLOSE);
+        }
+        for (_, s) in st.listeners.drain() {
+            s.raise(CLOSE);
+        }
+    });
+    shared.timer.raise(CLOSE);
+}

@@ -1,0 +1,191 @@
+//! # omq-tokio
+//!
+//! omq on tokio. `Socket` is `Send + Sync + Clone` and works from `tokio::spawn` on the
+//! multi-threaded runtime.
+//!
+//! ```no_run
+//! use omq_tokio::{Message, Options, Socket, SocketType};
+//! # async fn demo() -> Result<(), omq_tokio::Error> {
+//! let pull = Socket::new(SocketType::Pull, Options::default())?;
+//! let ep = pull.bind("tcp://127.0.0.1:0").await?;
+//! let push = Socket::new(SocketType::Push, Options::default().send_hwm(10_000))?;
+//! push.connect(&ep.to_string()).await?;
+//! push.send(Message::from("hello")).await?;
+//! let msg: Message = pull.recv().await?;
+//! # Ok(()) }
+//! ```
+//!
+//! This crate only implements omq-driver's executor traits for tokio; every rule lives in
+//! omq-core and the driver.
+
+use std::future::Future;
+use std::io::{self, IoSlice};
+use std::time::Instant;
+
+use bytes::{Bytes, BytesMut};
+use omq_core::endpoint::Endpoint;
+use omq_driver::net;
+use omq_driver::{Listener, ReadHalf, Runtime, Task, WriteHalf};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{tcp, unix, TcpListener, TcpSocket, UnixListener, UnixStream};
+
+pub use omq_driver::{
+    Endpoint as ResolvedEndpoint, Error, EventKind, Message, Monitor as GenericMonitor,
+    MonitorEvent, Options, Part, SocketOption, SocketType, TrySendError,
+};
+
+/// A ZeroMQ socket on tokio.
+pub type Socket = omq_driver::Socket<Tokio>;
+
+/// A stream of monitor events.
+pub type Monitor = omq_driver::Monitor<Tokio>;
+
+/// The tokio runtime, for omq-driver.
+#[derive(Debug, Clone, Copy)]
+pub struct Tokio;
+
+/// Reading half of a tcp or ipc stream.
+#[derive(Debug)]
+pub enum Reader {
+    /// TCP.
+    Tcp(tcp::OwnedReadHalf),
+    /// Unix domain socket.
+    Ipc(unix::OwnedReadHalf),
+}
+
+/// Writing half of a tcp or ipc stream.
+#[derive(Debug)]
+pub enum Writer {
+    /// TCP.
+    Tcp(tcp::OwnedWriteHalf),
+    /// Unix domain socket.
+    Ipc(unix::OwnedWriteHalf),
+}
+
+/// A bound listener.
+#[derive(Debug)]
+pub enum TokioListener {
+    /// TCP.
+    Tcp(TcpListener),
+    /// Unix domain socket, with its path removed when dropped.
+    Ipc(UnixListener, net::IpcPath),
+}
+
+impl ReadHalf for Reader {
+    async fn read(mut self, mut buf: BytesMut) -> (Self, BytesMut, io::Result<usize>) {
+        let r = match &mut self {
+            Reader::Tcp(h) => h.read_buf(&mut buf).await,
+            Reader::Ipc(h) => h.read_buf(&mut buf).await,
+        };
+        (self, buf, r)
+    }
+}
+
+impl WriteHalf for Writer {
+    async fn write(mut self, chunks: Vec<Bytes>) -> (Self, Vec<Bytes>, io::Result<usize>) {
+        let slices: Vec<IoSlice<'_>> = chunks.iter().map(|c| IoSlice::new(c)).collect();
+        let r = match &mut self {
+            Writer::Tcp(h) => h.write_vectored(&slices).await,
+            Writer::Ipc(h) => h.write_vectored(&slices).await,
+        };
+        drop(slices);
+        (self, chunks, r)
+    }
+}
+
+impl Listener<Tokio> for TokioListener {
+    async fn accept(self) -> (Self, io::Result<(Reader, Writer)>) {
+        let r = match &self {
+            TokioListener::Tcp(l) => l.accept().await.and_then(|(s, _)| {
+                s.set_nodelay(true)?;
+                let (r, w) = s.into_split();
+                Ok((Reader::Tcp(r), Writer::Tcp(w)))
+            }),
+            TokioListener::Ipc(l, _) => l.accept().await.map(|(s, _)| {
+                let (r, w) = s.into_split();
+                (Reader::Ipc(r), Writer::Ipc(w))
+            }),
+        };
+        (self, r)
+    }
+}
+
+async fn connect_tcp(host: &omq_core::endpoint::Host, port: u16) -> io::Result<(Reader, Writer)> {
+    let addrs = match host {
+        omq_core::endpoint::Host::Name(name) if name.parse::<std::net::IpAddr>().is_err() => {
+            tokio::net::lookup_host((name.as_str(), port))
+                .await?
+                .collect()
+        }
+        other => net::resolve(other, port)?,
+    };
+    let mut last = io::Error::new(io::ErrorKind::NotFound, "no address to connect to");
+    for addr in addrs {
+        let sock = net::tcp_connect_socket(&addr)?;
+        let sock = TcpSocket::from_std_stream(std::net::TcpStream::from(sock));
+        match sock.connect(addr).await {
+            Ok(s) => {
+                s.set_nodelay(true)?;
+                let (r, w) = s.into_split();
+                return Ok((Reader::Tcp(r), Writer::Tcp(w)));
+            }
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+impl Runtime for Tokio {
+    type Reader = Reader;
+    type Writer = Writer;
+    type Listener = TokioListener;
+
+    fn spawn(task: Task<Self>) {
+        tokio::spawn(task.run());
+    }
+
+    fn now() -> Instant {
+        Instant::now()
+    }
+
+    fn sleep_until(deadline: Instant) -> impl Future<Output = ()> {
+        tokio::time::sleep_until(deadline.into())
+    }
+
+    async fn connect(endpoint: &Endpoint) -> io::Result<(Reader, Writer)> {
+        match endpoint {
+            Endpoint::Tcp { host, port } => connect_tcp(host, *port).await,
+            Endpoint::Ipc(path) => {
+                let addr = net::ipc_addr(path)?;
+                let s = std::os::unix::net::UnixStream::connect_addr(&addr)?;
+                s.set_nonblocking(true)?;
+                let (r, w) = UnixStream::from_std(s)?.into_split();
+                Ok((Reader::Ipc(r), Writer::Ipc(w)))
+            }
+            other => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("{} is not a stream transport", other.transport()),
+            )),
+        }
+    }
+
+    async fn bind(endpoint: &Endpoint) -> io::Result<(TokioListener, String)> {
+        match endpoint {
+            Endpoint::Tcp { host, port } => {
+                let (l, resolved) = net::tcp_listener(host, *port)?;
+                Ok((TokioListener::Tcp(TcpListener::from_std(l)?), resolved))
+            }
+            Endpoint::Ipc(path) => {
+                let (l, guard, resolved) = net::ipc_listener(path)?;
+                Ok((
+                    TokioListener::Ipc(UnixListener::from_std(l)?, guard),
+                    resolved,
+                ))
+            }
+            other => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("{} is not a stream transport", other.transport()),
+            )),
+        }
+    }
+}
