@@ -20,7 +20,7 @@ fn curve_sockets_with_an_allow_list() {
     let server_keys = generate_keypair(&mut rng);
     let good = generate_keypair(&mut rng);
     let bad = generate_keypair(&mut rng);
-    let server_public = server_keys.public().clone();
+    let server_public = *server_keys.public();
     let mut net = Net::new(1);
     let server = net
         .socket(
@@ -35,8 +35,7 @@ fn curve_sockets_with_an_allow_list() {
     let ok_client = net
         .socket(
             SocketType::Push,
-            Options::default()
-                .mechanism(MechanismConfig::curve_client(server_public.clone(), good)),
+            Options::default().mechanism(MechanismConfig::curve_client(server_public, good)),
         )
         .unwrap();
     let bad_client = net
@@ -120,7 +119,7 @@ fn mechanism_mismatch_fails_cleanly_on_both_sides() {
         .socket(
             SocketType::Push,
             Options::default().mechanism(MechanismConfig::curve_client(
-                server_keys.public().clone(),
+                *server_keys.public(),
                 generate_keypair(&mut rng),
             )),
         )

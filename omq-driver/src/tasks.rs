@@ -33,7 +33,7 @@ pub enum Task<R: Runtime> {
     /// Connect, then run the connection.
     Dial(DialTask),
     /// Run an accepted connection.
-    Connection(ConnectionTask<R>),
+    Connection(Box<ConnectionTask<R>>),
     /// Accept connections on a bound endpoint.
     Listener(ListenerTask<R>),
     /// Fire the socket's timers (reconnection).
@@ -167,14 +167,14 @@ impl<R: Runtime> ListenerTask<R> {
                                 st.conns.insert(pipe, conn_signal.clone());
                                 (pipe, config)
                             });
-                            R::spawn(Task::Connection(ConnectionTask {
+                            R::spawn(Task::Connection(Box::new(ConnectionTask {
                                 shared: shared.clone(),
                                 pipe,
                                 reader,
                                 writer,
                                 config,
                                 signal: conn_signal,
-                            }));
+                            })));
                         }
                         Err(_) => {
                             // Out of descriptors or a connection reset before accept: wait a
