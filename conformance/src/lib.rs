@@ -1,7 +1,13 @@
 //! omq's conformance suite: the tools its tests share.
 //!
 //! - [`libzmq_peer`]: a real libzmq in a process of its own, driven by line commands.
+//! - [`async_peer`]: the same peer, callable from async tests on any runtime.
+//! - [`backend`]: the runtimes the scenarios run on.
+//! - [`scenarios`]: interop scenarios written once, run on every backend.
 //! - [`blocking`]: a minimal blocking driver for one omq-core session on a TCP stream.
 
+pub mod async_peer;
+pub mod backend;
 pub mod blocking;
 pub mod libzmq_peer;
+pub mod scenarios;

@@ -1,0 +1,33 @@
+//! The backends the suite runs on. A scenario is written once, generic over
+//! [`omq_driver::Runtime`]; each backend says how to run a future to completion on it.
+
+use std::future::Future;
+
+use omq_driver::Runtime;
+
+/// A runtime the conformance scenarios can run on.
+pub trait Backend {
+    /// The omq-driver runtime.
+    type R: Runtime;
+    /// A name for test output.
+    const NAME: &'static str;
+    /// Runs a scenario to completion.
+    fn block_on<F: Future>(f: F) -> F::Output;
+}
+
+/// omq-tokio, on a two-worker multi-threaded runtime (the default choice of most users).
+#[derive(Debug)]
+pub struct TokioBackend;
+
+impl Backend for TokioBackend {
+    type R = omq_tokio::Tokio;
+    const NAME: &'static str = "tokio";
+    fn block_on<F: Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("tokio runtime")
+            .block_on(f)
+    }
+}

@@ -1,0 +1,3 @@
+//! Every interop scenario against libzmq, on omq-tokio.
+
+conformance::interop_suite!(conformance::backend::TokioBackend);
