@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Shows omq at work: an omq DEALER talking to a real libzmq ROUTER over TCP.
+# Shows omq at work: tokio sockets over tcp and ipc, to each other and to a real libzmq.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-cargo run --quiet --release -p conformance --example interop_demo -- "$@"
+cargo run --quiet --release -p conformance --example demo -- "$@"
