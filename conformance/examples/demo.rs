@@ -79,7 +79,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut got = None;
     for _ in 0..200 {
         publ.send(Message::from("sports: ignored")).await?;
-        publ.send(Message::multipart(["weather", "sunny, 21 C"])).await?;
+        publ.send(Message::multipart(["weather", "sunny, 21 C"]))
+            .await?;
         if let Ok(m) = z.recv(1, Duration::from_millis(10)) {
             got = Some(m);
             break;
