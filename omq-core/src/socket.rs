@@ -553,6 +553,28 @@ impl Socket {
         Ok(())
     }
 
+    /// How many more messages `pipe`'s incoming queue takes now (0 when the pipe is not
+    /// active). In-process transports move exactly this many, so SNDHWM + RCVHWM is exact.
+    /// When there is no room, the next receive that makes some emits
+    /// [`Action::ResumeRead`], as if a message had been refused.
+    pub fn inbound_room(&mut self, pipe: PipeId) -> usize {
+        let hwm = self.options.rcvhwm;
+        let unlimited = hwm == 0 || self.options.conflate;
+        match self.pipes.get_mut(pipe) {
+            Some(p) if p.state == PipeState::Active => {
+                if unlimited {
+                    return usize::MAX;
+                }
+                let room = hwm.saturating_sub(p.inbound.len());
+                if room == 0 {
+                    p.read_paused = true;
+                }
+                room
+            }
+            _ => 0,
+        }
+    }
+
     /// The peer on `pipe` subscribed to `topic`.
     pub fn handle_subscribe(&mut self, pipe: PipeId, topic: Bytes) {
         let xpub = self.socket_type == SocketType::XPub;

@@ -8,7 +8,7 @@ use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr as UnixAddr, UnixListener, UnixStream};
 use std::path::PathBuf;
 
-use omq_core::endpoint::{Endpoint, Host};
+use omq_core::endpoint::Host;
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 
 /// libzmq's default listen backlog.
@@ -110,18 +110,4 @@ pub fn ipc_listener(path: &str) -> io::Result<(UnixListener, IpcPath, String)> {
     let l = UnixListener::bind_addr(&addr)?;
     l.set_nonblocking(true)?;
     Ok((l, guard, format!("ipc://{path}")))
-}
-
-/// Resolves and checks an endpoint for a stream transport (tcp or ipc).
-pub fn stream_endpoint(ep: &Endpoint) -> io::Result<()> {
-    match ep {
-        Endpoint::Tcp { .. } | Endpoint::Ipc(_) => Ok(()),
-        other => Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            format!(
-                "transport {} is not available on this backend yet",
-                other.transport()
-            ),
-        )),
-    }
 }

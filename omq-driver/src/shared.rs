@@ -30,6 +30,10 @@ pub struct Shared {
     pub monitor_ready: Event,
     /// Wakes the timer task when the deadline moves.
     pub timer: Signal,
+    /// Starts tasks on the socket's own runtime. Stored as a plain function pointer so that
+    /// code holding only a `Shared` (an inproc peer on another backend, say) starts them on
+    /// the right runtime.
+    starter: fn(&Arc<Shared>, Start),
 }
 
 /// The core and the registry, behind [`Shared::state`].
@@ -49,6 +53,8 @@ pub struct State {
     pub monitoring: bool,
     /// The timer task is alive.
     pub timer_running: bool,
+    /// inproc links, by the local pipe they serve.
+    pub inproc: HashMap<PipeId, Arc<crate::inproc::Link>>,
 }
 
 /// Work the dispatch found that needs a task to start (done after the lock is released).
@@ -58,11 +64,32 @@ pub enum Start {
     Dial(PipeId, Endpoint),
     /// Run the socket's timer.
     Timer,
+    /// Move messages across an inproc link (done inline, not as a task).
+    Transfer(Arc<crate::inproc::Link>),
+    /// An inproc link ended on this side: tell the other side.
+    Unlink(Arc<crate::inproc::Link>),
+}
+
+/// Starts one piece of work on runtime `R` (the `starter` of sockets made on `R`).
+pub fn start_on<R: Runtime>(shared: &Arc<Shared>, start: Start) {
+    match start {
+        Start::Dial(pipe, Endpoint::Inproc(name)) => crate::inproc::connect(shared, pipe, &name),
+        Start::Dial(pipe, endpoint) => R::spawn(Task::Dial(DialTask {
+            shared: shared.clone(),
+            pipe,
+            endpoint,
+        })),
+        Start::Timer => R::spawn(Task::Timer(TimerTask {
+            shared: shared.clone(),
+        })),
+        Start::Transfer(link) => link.transfer(),
+        Start::Unlink(link) => link.unlink(shared),
+    }
 }
 
 impl Shared {
-    /// A shared state around a core socket.
-    pub fn new(core: Core) -> Arc<Shared> {
+    /// A shared state around a core socket whose tasks run on `R`.
+    pub fn new<R: Runtime>(core: Core) -> Arc<Shared> {
         Arc::new(Shared {
             state: Mutex::new(State {
                 core,
@@ -72,11 +99,13 @@ impl Shared {
                 recv_waiters: 0,
                 monitoring: false,
                 timer_running: false,
+                inproc: HashMap::new(),
             }),
             send_ready: Event::new(),
             recv_ready: Event::new(),
             monitor_ready: Event::new(),
             timer: Signal::default(),
+            starter: start_on::<R>,
         })
     }
 
@@ -87,29 +116,20 @@ impl Shared {
 
     /// Runs `f` on the locked state, dispatches, unlocks, and starts what the dispatch asked
     /// for. Async code uses this so no lock guard ever lives across an `.await`.
-    pub fn with<R: Runtime, T>(self: &Arc<Self>, f: impl FnOnce(&mut State) -> T) -> T {
+    pub fn with<T>(self: &Arc<Self>, f: impl FnOnce(&mut State) -> T) -> T {
         let mut st = self.lock();
         let t = f(&mut st);
-        self.finish::<R>(st);
+        self.finish(st);
         t
     }
 
     /// Dispatches, releases the lock, then starts what the dispatch asked for.
-    pub fn finish<R: Runtime>(self: &Arc<Self>, mut st: MutexGuard<'_, State>) {
+    pub fn finish(self: &Arc<Self>, mut st: MutexGuard<'_, State>) {
         let mut starts = Vec::new();
         st.dispatch(self, &mut starts);
         drop(st);
         for s in starts {
-            R::spawn(match s {
-                Start::Dial(pipe, endpoint) => Task::Dial(DialTask {
-                    shared: self.clone(),
-                    pipe,
-                    endpoint,
-                }),
-                Start::Timer => Task::Timer(TimerTask {
-                    shared: self.clone(),
-                }),
-            });
+            (self.starter)(self, s);
         }
     }
 }
@@ -124,15 +144,19 @@ impl State {
                     if let Some(s) = self.conns.remove(&pipe) {
                         s.raise(CLOSE);
                     }
-                }
-                Action::Flush { pipe } => {
-                    if let Some(s) = self.conns.get(&pipe) {
-                        s.raise(FLUSH);
+                    if let Some(link) = self.inproc.remove(&pipe) {
+                        starts.push(Start::Unlink(link));
                     }
                 }
-                Action::ResumeRead { pipe } => {
+                Action::Flush { pipe } | Action::ResumeRead { pipe } => {
                     if let Some(s) = self.conns.get(&pipe) {
-                        s.raise(RESUME);
+                        s.raise(if matches!(action, Action::Flush { .. }) {
+                            FLUSH
+                        } else {
+                            RESUME
+                        });
+                    } else if let Some(link) = self.inproc.get(&pipe) {
+                        starts.push(Start::Transfer(link.clone()));
                     }
                 }
                 _ => {}

@@ -113,7 +113,7 @@ impl<R: Runtime> Socket<R> {
         let core = omq_core::Socket::new(t, options, seed())?;
         Ok(Socket {
             handle: Arc::new(Handle {
-                shared: Shared::new(core),
+                shared: Shared::new::<R>(core),
                 socket_type: t,
                 _runtime: PhantomData,
             }),
@@ -133,14 +133,27 @@ impl<R: Runtime> Socket<R> {
     /// real port).
     pub async fn bind(&self, endpoint: &str) -> Result<Endpoint, Error> {
         let ep = self.shared().lock().core.bind(endpoint)?;
-        crate::net::stream_endpoint(&ep)?;
+        if let Endpoint::Inproc(name) = &ep {
+            return match crate::inproc::bind(self.shared(), name) {
+                Ok(resolved) => {
+                    self.shared()
+                        .with(|st| st.core.handle_bound(endpoint, &resolved));
+                    Ok(ep)
+                }
+                Err(e) => {
+                    self.shared()
+                        .with(|st| st.core.handle_bind_failed(endpoint, 98));
+                    Err(Error::Io(e))
+                }
+            };
+        }
         match R::bind(&ep).await {
             Ok((listener, resolved)) => {
                 let signal = Arc::new(Signal::default());
                 let mut st = self.shared().lock();
                 st.core.handle_bound(endpoint, &resolved);
                 st.listeners.insert(resolved.clone(), signal.clone());
-                self.shared().finish::<R>(st);
+                self.shared().finish(st);
                 R::spawn(Task::Listener(ListenerTask {
                     shared: self.shared().clone(),
                     listener,
@@ -153,7 +166,7 @@ impl<R: Runtime> Socket<R> {
                 let mut st = self.shared().lock();
                 st.core
                     .handle_bind_failed(endpoint, i64::from(e.raw_os_error().unwrap_or(0)));
-                self.shared().finish::<R>(st);
+                self.shared().finish(st);
                 Err(Error::Io(e))
             }
         }
@@ -166,18 +179,20 @@ impl<R: Runtime> Socket<R> {
         if let Some(s) = st.listeners.remove(&resolved) {
             s.raise(CLOSE);
         }
-        self.shared().finish::<R>(st);
+        if let Some(name) = resolved.strip_prefix("inproc://") {
+            crate::inproc::unbind(self.shared(), name);
+        }
+        self.shared().finish(st);
         Ok(())
     }
 
     /// Connects to an endpoint, now and after every loss of the connection. Works before the
     /// peer binds: messages queue for it (unless IMMEDIATE).
     pub async fn connect(&self, endpoint: &str) -> Result<(), Error> {
-        let ep: Endpoint = endpoint.parse()?;
-        crate::net::stream_endpoint(&ep)?;
+        let _: Endpoint = endpoint.parse()?;
         let mut st = self.shared().lock();
         st.core.connect(endpoint, R::now())?;
-        self.shared().finish::<R>(st);
+        self.shared().finish(st);
         Ok(())
     }
 
@@ -185,7 +200,7 @@ impl<R: Runtime> Socket<R> {
     pub async fn disconnect(&self, endpoint: &str) -> Result<(), Error> {
         let mut st = self.shared().lock();
         st.core.disconnect(endpoint)?;
-        self.shared().finish::<R>(st);
+        self.shared().finish(st);
         Ok(())
     }
 
@@ -202,7 +217,7 @@ impl<R: Runtime> Socket<R> {
                 let mut st = shared.lock();
                 match st.core.send(msg) {
                     Ok(()) => {
-                        shared.finish::<R>(st);
+                        shared.finish(st);
                         return Ok(());
                     }
                     Err(e) => {
@@ -230,7 +245,7 @@ impl<R: Runtime> Socket<R> {
         let mut st = self.shared().lock();
         match st.core.send(msg.into()) {
             Ok(()) => {
-                self.shared().finish::<R>(st);
+                self.shared().finish(st);
                 Ok(())
             }
             Err(e) => {
@@ -251,7 +266,7 @@ impl<R: Runtime> Socket<R> {
                 let mut st = shared.lock();
                 match st.core.recv() {
                     Ok(m) => {
-                        shared.finish::<R>(st);
+                        shared.finish(st);
                         return Ok(m);
                     }
                     Err(omq_core::RecvError::WouldBlock) if timeout != Some(Duration::ZERO) => {
@@ -272,7 +287,7 @@ impl<R: Runtime> Socket<R> {
     pub fn try_recv(&self) -> Result<Message, Error> {
         let mut st = self.shared().lock();
         let m = st.core.recv()?;
-        self.shared().finish::<R>(st);
+        self.shared().finish(st);
         Ok(m)
     }
 
@@ -280,7 +295,7 @@ impl<R: Runtime> Socket<R> {
     pub fn subscribe(&self, topic: impl AsRef<[u8]>) -> Result<(), Error> {
         let mut st = self.shared().lock();
         st.core.subscribe(topic.as_ref())?;
-        self.shared().finish::<R>(st);
+        self.shared().finish(st);
         Ok(())
     }
 
@@ -288,7 +303,7 @@ impl<R: Runtime> Socket<R> {
     pub fn unsubscribe(&self, topic: impl AsRef<[u8]>) -> Result<(), Error> {
         let mut st = self.shared().lock();
         st.core.unsubscribe(topic.as_ref())?;
-        self.shared().finish::<R>(st);
+        self.shared().finish(st);
         Ok(())
     }
 
@@ -296,7 +311,7 @@ impl<R: Runtime> Socket<R> {
     pub fn set_option(&self, opt: SocketOption) -> Result<(), Error> {
         let mut st = self.shared().lock();
         st.core.set_option(opt)?;
-        self.shared().finish::<R>(st);
+        self.shared().finish(st);
         Ok(())
     }
 

@@ -72,7 +72,7 @@ impl DialTask {
         } = self;
         shared.lock().core.handle_dialing(pipe);
         let result = R::connect(&endpoint).await;
-        let started = shared.with::<R, _>(|st| match result {
+        let started = shared.with(|st| match result {
             Ok((reader, writer)) => {
                 let config = st.core.handle_connected(pipe, R::now())?;
                 let signal = Arc::new(Signal::default());
@@ -127,7 +127,7 @@ impl TimerTask {
             let woken = shared.timer.wait().fuse();
             pin_mut!(sleep, woken);
             select_biased! {
-                _ = sleep => shared.with::<R, _>(|st| st.core.handle_timeout(R::now())),
+                _ = sleep => shared.with(|st| st.core.handle_timeout(R::now())),
                 _ = woken => {}
             }
         }
@@ -162,7 +162,7 @@ impl<R: Runtime> ListenerTask<R> {
                     match result {
                         Ok((reader, writer)) => {
                             let conn_signal = Arc::new(Signal::default());
-                            let (pipe, config) = shared.with::<R, _>(|st| {
+                            let (pipe, config) = shared.with(|st| {
                                 let (pipe, config) = st.core.handle_accepted(&endpoint, R::now());
                                 st.conns.insert(pipe, conn_signal.clone());
                                 (pipe, config)
@@ -238,7 +238,7 @@ impl<R: Runtime> ConnectionTask<R> {
         let mut in_write = 0usize;
         let end = loop {
             // After every input, drain every output.
-            if shared.with::<R, _>(|st| conn.pull(&mut st.core)).is_err() {
+            if shared.with(|st| conn.pull(&mut st.core)).is_err() {
                 break End::Lost(CloseReason::Eof);
             }
             while let Some(c) = conn.poll_transmit() {
@@ -277,7 +277,7 @@ impl<R: Runtime> ConnectionTask<R> {
                         break End::Asked;
                     }
                     if bits & RESUME != 0 {
-                        shared.with::<R, _>(|st| conn.deliver(&mut st.core, R::now()));
+                        shared.with(|st| conn.deliver(&mut st.core, R::now()));
                     }
                 }
                 (w, mut chunks, result) = write => {
@@ -307,7 +307,7 @@ impl<R: Runtime> ConnectionTask<R> {
                     match result {
                         Ok(0) => break End::Lost(CloseReason::Eof),
                         Ok(_) => {
-                            let r2 = shared.with::<R, _>(|st| conn.handle_input(&mut st.core, &mut buf, R::now()));
+                            let r2 = shared.with(|st| conn.handle_input(&mut st.core, &mut buf, R::now()));
                             if let Err(e) = r2 {
                                 // Last words (an ERROR command) go out on a best-effort basis.
                                 while let Some(c) = conn.poll_transmit() {
@@ -334,7 +334,7 @@ impl<R: Runtime> ConnectionTask<R> {
                     }
                 }
                 _ = timer => {
-                    let r = shared.with::<R, _>(|st| conn.handle_timeout(&mut st.core, R::now()));
+                    let r = shared.with(|st| conn.handle_timeout(&mut st.core, R::now()));
                     if let Err(e) = r {
                         break End::Lost(CloseReason::Session(e));
                     }
@@ -342,7 +342,7 @@ impl<R: Runtime> ConnectionTask<R> {
             }
         };
         signal.unflushed.store(0, Ordering::Release);
-        shared.with::<R, _>(|st| {
+        shared.with(|st| {
             if let End::Lost(reason) = end {
                 st.conns.remove(&pipe);
                 st.core.handle_closed(pipe, &reason, R::now());
@@ -370,7 +370,7 @@ impl CloseTask {
 /// Closes the core, waits up to `linger` (None: forever) until everything queued has been
 /// written, then stops every connection, listener and timer of the socket.
 pub(crate) async fn close<R: Runtime>(shared: &Arc<Shared>, linger: Option<std::time::Duration>) {
-    shared.with::<R, _>(|st| st.core.close());
+    shared.with(|st| st.core.close());
     let deadline = linger.map(|l| R::now() + l);
     loop {
         let pending = {
@@ -387,7 +387,7 @@ pub(crate) async fn close<R: Runtime>(shared: &Arc<Shared>, linger: Option<std::
         let step = R::now() + std::time::Duration::from_millis(1);
         R::sleep_until(deadline.map_or(step, |d| d.min(step))).await;
     }
-    shared.with::<R, _>(|st| {
+    shared.with(|st| {
         for (_, s) in st.conns.drain() {
             s.raise(CLOSE);
         }
@@ -396,4 +396,5 @@ pub(crate) async fn close<R: Runtime>(shared: &Arc<Shared>, linger: Option<std::
         }
     });
     shared.timer.raise(CLOSE);
+    crate::inproc::release_all(shared);
 }

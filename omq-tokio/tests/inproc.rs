@@ -1,0 +1,151 @@
+//! inproc:// on tokio: exact HWM (libzmq's test_hwm), connect before bind, no copies, and the
+//! usual patterns. Every test uses its own names.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use omq_tokio::{Error, Message, Options, Socket, SocketType};
+
+const T: Duration = Duration::from_secs(10);
+
+async fn within<F: std::future::Future>(f: F) -> F::Output {
+    tokio::time::timeout(T, f).await.expect("took too long")
+}
+
+fn fill(s: &Socket) -> usize {
+    let mut n = 0;
+    while s.try_send(Message::from("x")).is_ok() {
+        n += 1;
+        assert!(n < 1_000_000);
+    }
+    n
+}
+
+#[tokio::test]
+async fn holds_exactly_sndhwm_plus_rcvhwm() {
+    for (snd, rcv, name) in [
+        (1000, 1000, "hwm-default"),
+        (1, 1, "hwm-1-1"),
+        (5, 3, "hwm-5-3"),
+    ] {
+        let pull = Socket::new(SocketType::Pull, Options::default().recv_hwm(rcv)).unwrap();
+        pull.bind(&format!("inproc://{name}")).await.unwrap();
+        let push = Socket::new(SocketType::Push, Options::default().send_hwm(snd)).unwrap();
+        push.connect(&format!("inproc://{name}")).await.unwrap();
+        assert_eq!(fill(&push), snd + rcv, "{name}");
+        // Reading one makes room for exactly one more.
+        within(pull.recv()).await.unwrap();
+        assert_eq!(fill(&push), 1, "{name}");
+    }
+}
+
+#[tokio::test]
+async fn connect_before_bind_queues_then_delivers() {
+    let push = Socket::new(SocketType::Push, Options::default().send_hwm(1)).unwrap();
+    push.connect("inproc://cbb").await.unwrap();
+    assert_eq!(fill(&push), 1, "exactly SNDHWM before the bind");
+    let pull = Socket::new(SocketType::Pull, Options::default()).unwrap();
+    pull.bind("inproc://cbb").await.unwrap();
+    assert_eq!(within(pull.recv()).await.unwrap(), Message::from("x"));
+}
+
+#[tokio::test]
+async fn large_parts_cross_without_a_copy() {
+    let pull = Socket::new(SocketType::Pull, Options::default()).unwrap();
+    pull.bind("inproc://nocopy").await.unwrap();
+    let push = Socket::new(SocketType::Push, Options::default()).unwrap();
+    push.connect("inproc://nocopy").await.unwrap();
+    let body = Bytes::from(vec![1u8; 1 << 20]);
+    let ptr = body.as_ptr();
+    push.send(Message::from(body)).await.unwrap();
+    let got = within(pull.recv()).await.unwrap();
+    assert_eq!(got.parts()[0].shared().unwrap().as_ptr(), ptr);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn req_rep_pub_sub_and_pair() {
+    let rep = Socket::new(SocketType::Rep, Options::default()).unwrap();
+    rep.bind("inproc://rr").await.unwrap();
+    let req = Socket::new(SocketType::Req, Options::default()).unwrap();
+    req.connect("inproc://rr").await.unwrap();
+    let server = tokio::spawn(async move {
+        for _ in 0..1000 {
+            let m = rep.recv().await.unwrap();
+            rep.send(m).await.unwrap();
+        }
+    });
+    for i in 0..1000 {
+        req.send(Message::from(format!("{i}"))).await.unwrap();
+        assert_eq!(
+            within(req.recv()).await.unwrap(),
+            Message::from(format!("{i}"))
+        );
+    }
+    server.await.unwrap();
+
+    let publ = Socket::new(SocketType::Pub, Options::default()).unwrap();
+    publ.bind("inproc://ps").await.unwrap();
+    let sub = Socket::new(SocketType::Sub, Options::default()).unwrap();
+    sub.subscribe("a").unwrap();
+    sub.connect("inproc://ps").await.unwrap();
+    // inproc subscriptions arrive synchronously with the connect.
+    publ.send(Message::from("b-no")).await.unwrap();
+    publ.send(Message::from("a-yes")).await.unwrap();
+    assert_eq!(within(sub.recv()).await.unwrap(), Message::from("a-yes"));
+
+    let a = Socket::new(SocketType::Pair, Options::default()).unwrap();
+    let b = Socket::new(SocketType::Pair, Options::default()).unwrap();
+    a.bind("inproc://pair").await.unwrap();
+    b.connect("inproc://pair").await.unwrap();
+    a.send(Message::multipart(["1", "2"])).await.unwrap();
+    b.send(Message::from("3")).await.unwrap();
+    assert_eq!(
+        within(b.recv()).await.unwrap(),
+        Message::multipart(["1", "2"])
+    );
+    assert_eq!(within(a.recv()).await.unwrap(), Message::from("3"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_messages_in_order_across_threads() {
+    let pull = Socket::new(SocketType::Pull, Options::default()).unwrap();
+    pull.bind("inproc://stream").await.unwrap();
+    let push = Socket::new(SocketType::Push, Options::default()).unwrap();
+    push.connect("inproc://stream").await.unwrap();
+    let n = 100_000u32;
+    let sender = tokio::spawn(async move {
+        for i in 0..n {
+            push.send(Message::from(i.to_be_bytes())).await.unwrap();
+        }
+    });
+    for i in 0..n {
+        let m = within(pull.recv()).await.unwrap();
+        assert_eq!(m.parts()[0][..], i.to_be_bytes());
+    }
+    sender.await.unwrap();
+}
+
+#[tokio::test]
+async fn names_are_exclusive_and_reusable_after_unbind() {
+    let a = Socket::new(SocketType::Pull, Options::default()).unwrap();
+    a.bind("inproc://excl").await.unwrap();
+    let b = Socket::new(SocketType::Pull, Options::default()).unwrap();
+    assert!(matches!(b.bind("inproc://excl").await, Err(Error::Io(_))));
+    a.unbind("inproc://excl").await.unwrap();
+    b.bind("inproc://excl").await.unwrap();
+    let push = Socket::new(SocketType::Push, Options::default()).unwrap();
+    push.connect("inproc://excl").await.unwrap();
+    push.send(Message::from("to b")).await.unwrap();
+    assert_eq!(within(b.recv()).await.unwrap(), Message::from("to b"));
+}
+
+#[tokio::test]
+async fn incompatible_inproc_peers_do_not_link() {
+    let a = Socket::new(SocketType::Pull, Options::default()).unwrap();
+    a.bind("inproc://incompat").await.unwrap();
+    let b = Socket::new(SocketType::Pub, Options::default().reconnect_ivl(None)).unwrap();
+    b.connect("inproc://incompat").await.unwrap();
+    b.send(Message::from("dropped")).await.unwrap();
+    let r = tokio::time::timeout(Duration::from_millis(100), a.recv()).await;
+    assert!(r.is_err(), "nothing may cross");
+}
