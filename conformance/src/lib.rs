@@ -3,6 +3,7 @@
 //! - [`libzmq_peer`]: a real libzmq in a process of its own, driven by line commands.
 //! - [`async_peer`]: the same peer, callable from async tests on any runtime.
 //! - [`backend`]: the runtimes the scenarios run on.
+//! - [`local`]: omq-to-omq scenarios over tcp, ipc and inproc, run on every backend.
 //! - [`scenarios`]: interop scenarios written once, run on every backend.
 //! - [`blocking`]: a minimal blocking driver for one omq-core session on a TCP stream.
 
@@ -10,4 +11,5 @@ pub mod async_peer;
 pub mod backend;
 pub mod blocking;
 pub mod libzmq_peer;
+pub mod local;
 pub mod scenarios;

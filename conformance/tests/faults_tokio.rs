@@ -42,7 +42,10 @@ async fn subscriber_reconnects_and_resubscribes_after_the_publisher_restarts() {
     let mut events = sub.monitor();
     sub.subscribe("t").unwrap();
     sub.connect(&ep).await.unwrap();
-    assert_eq!(publish_until_received(&mut peer, &sub).await, Message::from("t-data"));
+    assert_eq!(
+        publish_until_received(&mut peer, &sub).await,
+        Message::from("t-data")
+    );
 
     peer.kill().unwrap();
     drop(peer);
@@ -68,7 +71,10 @@ async fn subscriber_reconnects_and_resubscribes_after_the_publisher_restarts() {
     }
     assert_eq!(bound.as_deref(), Some(ep.as_str()));
     // The subscription is replayed on the new connection without the application asking.
-    assert_eq!(publish_until_received(&mut peer, &sub).await, Message::from("t-data"));
+    assert_eq!(
+        publish_until_received(&mut peer, &sub).await,
+        Message::from("t-data")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -132,10 +138,16 @@ async fn a_frozen_peer_is_detected_by_heartbeats() {
     let mut events = dealer.monitor();
     dealer.connect(&ep).await.unwrap();
     dealer.send(Message::from("hi")).await.unwrap();
-    assert_eq!(block_in_place(|| peer.recv(1, T)).unwrap(), vec![b"hi".to_vec()]);
+    assert_eq!(
+        block_in_place(|| peer.recv(1, T)).unwrap(),
+        vec![b"hi".to_vec()]
+    );
     // Freeze the libzmq process: its TCP connection stays open but nothing answers.
     let pid = peer.pid().to_string();
-    std::process::Command::new("kill").args(["-STOP", &pid]).status().unwrap();
+    std::process::Command::new("kill")
+        .args(["-STOP", &pid])
+        .status()
+        .unwrap();
     let seen = tokio::time::timeout(T, async {
         while let Some(e) = events.next().await {
             if e.kind == EventKind::Disconnected {
@@ -145,8 +157,15 @@ async fn a_frozen_peer_is_detected_by_heartbeats() {
         false
     })
     .await;
-    std::process::Command::new("kill").args(["-CONT", &pid]).status().unwrap();
-    assert_eq!(seen, Ok(true), "heartbeat timeout must drop the frozen peer");
+    std::process::Command::new("kill")
+        .args(["-CONT", &pid])
+        .status()
+        .unwrap();
+    assert_eq!(
+        seen,
+        Ok(true),
+        "heartbeat timeout must drop the frozen peer"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -166,7 +185,10 @@ async fn a_silent_client_is_cut_off_at_handshake_ivl_without_delaying_others() {
     peer.socket(1, "PUSH").unwrap();
     peer.connect(1, &ep).unwrap();
     peer.send(1, &[b"not delayed"]).unwrap();
-    let m = tokio::time::timeout(Duration::from_secs(5), pull.recv()).await.unwrap().unwrap();
+    let m = tokio::time::timeout(Duration::from_secs(5), pull.recv())
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(m, Message::from("not delayed"));
     let failed = tokio::time::timeout(T, async {
         while let Some(e) = events.next().await {

@@ -1,0 +1,211 @@
+//! omq-to-omq scenarios over tcp, ipc and inproc, written once and run on every backend: each
+//! standard socket pairing carries multipart messages (with empty and binary parts and a large
+//! one) in every direction it allows.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use omq_driver::{Message, Options, Runtime, Socket, SocketType};
+
+use crate::backend::Backend;
+
+/// Transports for omq-to-omq scenarios.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LocalTransport {
+    /// TCP on loopback.
+    Tcp,
+    /// Unix domain sockets.
+    Ipc,
+    /// In-process.
+    Inproc,
+}
+
+/// The pairings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Pairing {
+    /// PUSH → PULL.
+    PushPull,
+    /// REQ ↔ REP.
+    ReqRep,
+    /// DEALER ↔ ROUTER.
+    DealerRouter,
+    /// DEALER ↔ REP.
+    DealerRep,
+    /// PUB → SUB.
+    PubSub,
+    /// XSUB ↔ XPUB.
+    XsubXpub,
+    /// PAIR ↔ PAIR.
+    Pair,
+}
+
+static UNIQUE: AtomicU64 = AtomicU64::new(0);
+
+fn endpoint(t: LocalTransport, tag: &str) -> String {
+    let n = UNIQUE.fetch_add(1, Ordering::Relaxed);
+    let pid = std::process::id();
+    match t {
+        LocalTransport::Tcp => "tcp://127.0.0.1:0".into(),
+        LocalTransport::Ipc => format!("ipc:///tmp/omq-local-{pid}-{tag}-{n}.sock"),
+        LocalTransport::Inproc => format!("inproc://local-{tag}-{n}"),
+    }
+}
+
+fn msgs() -> Vec<Message> {
+    vec![
+        Message::from("one"),
+        Message::multipart([&b"two"[..], b"", b"\x00\xff"]),
+        Message::multipart([vec![5u8; 300_000], b"tail".to_vec()]),
+    ]
+}
+
+async fn pair<R: Runtime>(
+    a: SocketType,
+    b: SocketType,
+    t: LocalTransport,
+    subscribe: bool,
+) -> (Socket<R>, Socket<R>) {
+    let o = Options::default()
+        .recv_timeout(Some(Duration::from_secs(10)))
+        .send_timeout(Some(Duration::from_secs(10)));
+    let x = Socket::<R>::new(a, o.clone()).unwrap();
+    let y = Socket::<R>::new(b, o).unwrap();
+    if subscribe {
+        y.subscribe("").unwrap();
+    }
+    let ep = x.bind(&endpoint(t, a.name())).await.unwrap().to_string();
+    y.connect(&ep).await.unwrap();
+    (x, y)
+}
+
+/// Runs one pairing over one transport on backend `B`.
+pub fn run_local<B: Backend>(p: Pairing, t: LocalTransport) {
+    B::block_on(run_on::<B::R>(p, t));
+}
+
+async fn run_on<R: Runtime>(p: Pairing, t: LocalTransport) {
+    use SocketType as S;
+    match p {
+        Pairing::PushPull => {
+            let (pull, push) = pair::<R>(S::Pull, S::Push, t, false).await;
+            for m in msgs() {
+                push.send(m.clone()).await.unwrap();
+                assert_eq!(pull.recv().await.unwrap(), m);
+            }
+        }
+        Pairing::ReqRep => {
+            let (rep, req) = pair::<R>(S::Rep, S::Req, t, false).await;
+            for m in msgs() {
+                req.send(m.clone()).await.unwrap();
+                let got = rep.recv().await.unwrap();
+                assert_eq!(got, m);
+                rep.send(got).await.unwrap();
+                assert_eq!(req.recv().await.unwrap(), m);
+            }
+        }
+        Pairing::DealerRouter => {
+            let (router, dealer) = pair::<R>(S::Router, S::Dealer, t, false).await;
+            for m in msgs() {
+                dealer.send(m.clone()).await.unwrap();
+                let mut got = router.recv().await.unwrap();
+                let id = got.pop_front().unwrap();
+                assert_eq!(got, m);
+                got.push_front(id);
+                router.send(got).await.unwrap();
+                assert_eq!(dealer.recv().await.unwrap(), m);
+            }
+        }
+        Pairing::DealerRep => {
+            let (rep, dealer) = pair::<R>(S::Rep, S::Dealer, t, false).await;
+            for m in msgs() {
+                let mut out = m.clone();
+                out.push_front(Vec::new());
+                dealer.send(out.clone()).await.unwrap();
+                let got = rep.recv().await.unwrap();
+                assert_eq!(got, m);
+                rep.send(got).await.unwrap();
+                assert_eq!(dealer.recv().await.unwrap(), out);
+            }
+        }
+        Pairing::PubSub => {
+            let (publ, sub) = pair::<R>(S::Pub, S::Sub, t, true).await;
+            // Publish until the subscription has arrived, then everything must arrive.
+            let probe = Message::from("probe");
+            let quick = Duration::from_millis(20);
+            let mut ready = false;
+            for _ in 0..500 {
+                publ.send(probe.clone()).await.unwrap();
+                let r = futures_util::future::select(
+                    Box::pin(sub.recv()),
+                    Box::pin(R::sleep_until(R::now() + quick)),
+                )
+                .await;
+                if let futures_util::future::Either::Left((Ok(_), _)) = r {
+                    ready = true;
+                    break;
+                }
+            }
+            assert!(ready, "subscription never arrived");
+            while let Ok(m) = sub.try_recv() {
+                assert_eq!(m, probe);
+            }
+            for m in msgs() {
+                publ.send(m.clone()).await.unwrap();
+                let mut got = sub.recv().await.unwrap();
+                while got == probe {
+                    got = sub.recv().await.unwrap();
+                }
+                assert_eq!(got, m);
+            }
+        }
+        Pairing::XsubXpub => {
+            let (xpub, xsub) = pair::<R>(S::XPub, S::XSub, t, false).await;
+            xsub.send(Message::from("\x01")).await.unwrap();
+            assert_eq!(xpub.recv().await.unwrap(), Message::from("\x01"));
+            for m in msgs() {
+                xpub.send(m.clone()).await.unwrap();
+                assert_eq!(xsub.recv().await.unwrap(), m);
+            }
+        }
+        Pairing::Pair => {
+            let (a, b) = pair::<R>(S::Pair, S::Pair, t, false).await;
+            for m in msgs() {
+                a.send(m.clone()).await.unwrap();
+                assert_eq!(b.recv().await.unwrap(), m);
+                b.send(m.clone()).await.unwrap();
+                assert_eq!(a.recv().await.unwrap(), m);
+            }
+        }
+    }
+}
+
+/// Instantiates every pairing over tcp, ipc and inproc for a backend.
+#[macro_export]
+macro_rules! local_suite {
+    ($backend:ty) => {
+        $crate::local_suite!(@pairings $backend;
+            push_pull: PushPull, req_rep: ReqRep, dealer_router: DealerRouter,
+            dealer_rep: DealerRep, pub_sub: PubSub, xsub_xpub: XsubXpub, pair: Pair
+        );
+    };
+    (@pairings $backend:ty; $($name:ident : $variant:ident),* $(,)?) => {
+        $(
+            mod $name {
+                use $crate::local::{run_local, LocalTransport, Pairing};
+                #[test]
+                fn tcp() {
+                    run_local::<$backend>(Pairing::$variant, LocalTransport::Tcp);
+                }
+                #[test]
+                fn ipc() {
+                    run_local::<$backend>(Pairing::$variant, LocalTransport::Ipc);
+                }
+                #[test]
+                fn inproc() {
+                    run_local::<$backend>(Pairing::$variant, LocalTransport::Inproc);
+                }
+            }
+        )*
+    };
+}
