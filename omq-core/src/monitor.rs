@@ -111,10 +111,24 @@ pub mod protocol_error {
     pub const ZMTP_UNSPECIFIED: i64 = 0x1000_0000;
     /// A command the handshake did not expect.
     pub const ZMTP_UNEXPECTED_COMMAND: i64 = 0x1000_0001;
+    /// A command out of sequence (a replayed or reordered CURVE nonce).
+    pub const ZMTP_INVALID_SEQUENCE: i64 = 0x1000_0002;
     /// A malformed command.
     pub const ZMTP_MALFORMED_COMMAND_UNSPECIFIED: i64 = 0x1000_0011;
-    /// A malformed READY / metadata.
-    pub const ZMTP_INVALID_METADATA: i64 = 0x1000_0019;
+    /// A malformed MESSAGE command.
+    pub const ZMTP_MALFORMED_COMMAND_MESSAGE: i64 = 0x1000_0012;
+    /// A malformed HELLO command.
+    pub const ZMTP_MALFORMED_COMMAND_HELLO: i64 = 0x1000_0013;
+    /// A malformed INITIATE command.
+    pub const ZMTP_MALFORMED_COMMAND_INITIATE: i64 = 0x1000_0014;
+    /// A malformed ERROR command.
+    pub const ZMTP_MALFORMED_COMMAND_ERROR: i64 = 0x1000_0015;
+    /// A malformed READY command.
+    pub const ZMTP_MALFORMED_COMMAND_READY: i64 = 0x1000_0016;
+    /// A malformed WELCOME command.
+    pub const ZMTP_MALFORMED_COMMAND_WELCOME: i64 = 0x1000_0017;
+    /// Malformed or unacceptable metadata.
+    pub const ZMTP_INVALID_METADATA: i64 = 0x1000_0018;
     /// Unspecified security mechanism error.
     pub const ZMTP_CRYPTOGRAPHIC: i64 = 0x1100_0001;
     /// The mechanisms differ.

@@ -77,6 +77,8 @@ pub struct Net {
     next_port: u16,
     /// Every monitor event, per socket, once monitoring is on.
     events: HashMap<SockId, Vec<MonitorEvent>>,
+    /// Flip a bit in the last byte of the next chunk this socket transmits (tamper tests).
+    pub tamper: Option<SockId>,
 }
 
 fn listener_key(ep: &Endpoint) -> String {
@@ -101,6 +103,7 @@ impl Net {
             next_port: 30000,
             buffer: 128 * 1024,
             events: HashMap::new(),
+            tamper: None,
         }
     }
 
@@ -488,9 +491,16 @@ impl Net {
                 if in_flight >= self.buffer && !c.cut {
                     break;
                 }
-                let Some(chunk) = c.sides[side].conn.poll_transmit() else {
+                let Some(mut chunk) = c.sides[side].conn.poll_transmit() else {
                     break;
                 };
+                if self.tamper == Some(c.sides[side].sock) && !chunk.is_empty() {
+                    self.tamper = None;
+                    let mut bytes = chunk.to_vec();
+                    let last = bytes.len() - 1;
+                    bytes[last] ^= 1;
+                    chunk = bytes::Bytes::from(bytes);
+                }
                 progress = true;
                 if c.cut {
                     continue;

@@ -486,6 +486,16 @@ impl Socket {
         (id, self.session_config())
     }
 
+    /// Accepting on the bound endpoint `listener` failed (`errno`: the OS error number).
+    pub fn handle_accept_failed(&mut self, listener: &str, errno: i64) {
+        self.event(EventKind::AcceptFailed, errno, listener.into());
+    }
+
+    /// Closing a bound endpoint failed (its ipc file could not be removed, say).
+    pub fn handle_close_failed(&mut self, endpoint: &str, errno: i64) {
+        self.event(EventKind::CloseFailed, errno, endpoint.into());
+    }
+
     /// `pipe`'s handshake completed.
     pub fn handle_ready(&mut self, pipe: PipeId, peer: PeerInfo, _now: Instant) {
         let Some(p) = self.pipes.get_mut(pipe) else {
@@ -687,7 +697,13 @@ impl Socket {
         };
         let state = p.state;
         let ep = self.endpoint_of(pipe);
-        if state == PipeState::Handshaking {
+        // libzmq reports a security failure as HANDSHAKE_FAILED_* even once traffic has
+        // started (a CURVE MESSAGE that does not open, a replayed nonce).
+        let security = matches!(
+            reason,
+            CloseReason::Session(SessionError::Protocol(ProtocolError::Curve(_)))
+        );
+        if state == PipeState::Handshaking || security {
             let (kind, value) = handshake_failure(reason);
             self.event(kind, value, ep.clone());
         }
@@ -1364,6 +1380,26 @@ fn notification(flag: u8, topic: &[u8]) -> Message {
     Message::from(body)
 }
 
+/// libzmq's protocol error code for a CURVE failure.
+fn curve_error_code(e: &crate::error::CurveError) -> i64 {
+    use crate::error::CurveError as C;
+    match e {
+        C::BadLength { command, .. } => match *command {
+            "HELLO" => protocol_error::ZMTP_MALFORMED_COMMAND_HELLO,
+            "WELCOME" => protocol_error::ZMTP_MALFORMED_COMMAND_WELCOME,
+            "INITIATE" => protocol_error::ZMTP_MALFORMED_COMMAND_INITIATE,
+            "READY" => protocol_error::ZMTP_MALFORMED_COMMAND_READY,
+            "MESSAGE" => protocol_error::ZMTP_MALFORMED_COMMAND_MESSAGE,
+            "ERROR" => protocol_error::ZMTP_MALFORMED_COMMAND_ERROR,
+            _ => protocol_error::ZMTP_MALFORMED_COMMAND_UNSPECIFIED,
+        },
+        C::BadVersion { .. } => protocol_error::ZMTP_MALFORMED_COMMAND_HELLO,
+        C::NonceNotIncreasing { .. } => protocol_error::ZMTP_INVALID_SEQUENCE,
+        C::NotAMessage => protocol_error::ZMTP_UNEXPECTED_COMMAND,
+        _ => protocol_error::ZMTP_CRYPTOGRAPHIC,
+    }
+}
+
 /// The monitor event and value for a connection that ended during its handshake.
 fn handshake_failure(reason: &CloseReason) -> (EventKind, i64) {
     match reason {
@@ -1383,6 +1419,7 @@ fn handshake_failure(reason: &CloseReason) -> (EventKind, i64) {
                 | ProtocolError::UnknownSocketType(_) => protocol_error::ZMTP_INVALID_METADATA,
                 ProtocolError::MechanismMismatch { .. } => protocol_error::ZMTP_MECHANISM_MISMATCH,
                 ProtocolError::Mechanism(_) => protocol_error::ZMTP_CRYPTOGRAPHIC,
+                ProtocolError::Curve(c) => curve_error_code(c),
                 _ => protocol_error::ZMTP_UNSPECIFIED,
             };
             (EventKind::HandshakeFailedProtocol, code)

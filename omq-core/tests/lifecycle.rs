@@ -288,3 +288,22 @@ fn handshake_ivl_cuts_off_a_peer_that_never_finishes() {
     let k = kinds(&net.events(server));
     assert!(k.contains(&EventKind::HandshakeFailedNoDetail), "{k:?}");
 }
+
+#[test]
+fn accept_and_close_failures_are_monitor_events() {
+    let mut net = Net::new(13);
+    let s = net.socket(SocketType::Pull, Options::default()).unwrap();
+    net.monitor(s);
+    net.get(s).handle_accept_failed("tcp://127.0.0.1:5", 24);
+    net.get(s).handle_close_failed("ipc:///x", 13);
+    let e = net.events(s);
+    assert_eq!(kinds(&e), [EventKind::AcceptFailed, EventKind::CloseFailed]);
+    assert_eq!(e[0].value, 24);
+    assert_eq!(e[1].endpoint, "ipc:///x");
+    // Binding the same endpoint twice is BIND_FAILED.
+    net.bind(s, "tcp://*:4000").unwrap();
+    let t = net.socket(SocketType::Pull, Options::default()).unwrap();
+    net.monitor(t);
+    assert!(net.bind(t, "tcp://*:4000").is_err());
+    assert_eq!(kinds(&net.events(t)), [EventKind::BindFailed]);
+}

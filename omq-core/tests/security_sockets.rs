@@ -136,3 +136,53 @@ fn mechanism_mismatch_fails_cleanly_on_both_sides() {
         assert!(!kinds.contains(&EventKind::HandshakeSucceeded));
     }
 }
+
+#[test]
+fn a_tampered_message_ends_the_connection_with_a_protocol_event() {
+    let mut rng = ChaCha20Rng::seed_from_u64(11);
+    let server_keys = generate_keypair(&mut rng);
+    let public = *server_keys.public();
+    let mut net = Net::new(4);
+    let server = net
+        .socket(
+            SocketType::Pull,
+            Options::default().mechanism(MechanismConfig::curve_server(server_keys)),
+        )
+        .unwrap();
+    net.monitor(server);
+    let ep = net.bind(server, "tcp://*:0").unwrap();
+    let client = net
+        .socket(
+            SocketType::Push,
+            Options::default()
+                .mechanism(MechanismConfig::curve_client(
+                    public,
+                    generate_keypair(&mut rng),
+                ))
+                .reconnect_ivl(None),
+        )
+        .unwrap();
+    net.connect(client, &ep).unwrap();
+    net.run_for(MS10);
+    net.send(client, Message::from("fine")).unwrap();
+    net.run_for(MS10);
+    assert_eq!(net.recv(server).unwrap(), Message::from("fine"));
+    net.tamper = Some(client);
+    net.send(client, Message::from("altered")).unwrap();
+    net.run_for(MS10);
+    assert_eq!(
+        net.recv(server),
+        Err(RecvError::WouldBlock),
+        "nothing from a tampered box"
+    );
+    let events = net.events(server);
+    let failed = events
+        .iter()
+        .find(|e| e.kind == EventKind::HandshakeFailedProtocol)
+        .expect("a protocol failure event");
+    assert_eq!(
+        failed.value,
+        omq_core::monitor::protocol_error::ZMTP_CRYPTOGRAPHIC
+    );
+    assert_eq!(events.last().unwrap().kind, EventKind::Disconnected);
+}

@@ -81,6 +81,8 @@ pub struct IpcPath(Option<PathBuf>);
 impl Drop for IpcPath {
     fn drop(&mut self) {
         if let Some(p) = self.0.take() {
+            // Already gone (someone else removed it) is fine; anything else cannot be
+            // reported from a destructor, and the next bind replaces a stale file anyway.
             let _ = std::fs::remove_file(p);
         }
     }

@@ -176,7 +176,9 @@ impl<R: Runtime> ListenerTask<R> {
                                 signal: conn_signal,
                             })));
                         }
-                        Err(_) => {
+                        Err(e) => {
+                            let errno = i64::from(e.raw_os_error().unwrap_or(0));
+                            shared.with(|st| st.core.handle_accept_failed(&endpoint, errno));
                             // Out of descriptors or a connection reset before accept: wait a
                             // little instead of spinning, as libzmq does.
                             R::sleep_until(R::now() + std::time::Duration::from_millis(100)).await;
