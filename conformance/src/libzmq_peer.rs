@@ -285,7 +285,8 @@ fn build_peer() -> Result<PathBuf, PeerError> {
     gcc.args(["-O2", "-Wall", "-o"])
         .arg(&tmp)
         .arg(&source)
-        .args(&flags);
+        .args(&flags)
+        .arg("-lpthread");
     let command = format!("{gcc:?}");
     let output = match gcc.output() {
         Ok(output) => output,

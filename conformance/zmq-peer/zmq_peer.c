@@ -48,6 +48,7 @@
 #define _GNU_SOURCE /* getline, strtok_r, nanosleep */
 
 #include <errno.h>
+#include <pthread.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -899,13 +900,104 @@ static void cmd_sleep(int argc, char **argv)
     reply_line("ok");
 }
 
+/* A ZAP handler (spec 27) on inproc://zeromq.zap.01, in a thread of its own: libzmq's
+ * I/O thread waits for ZAP replies while the main thread sits in fgets.
+ *   zap_start allow | deny | plain USER PASS | curve Z85KEY
+ * Accepted peers get the User-Id "zap-user". */
+static pthread_t g_zap_thread;
+static int g_zap_started;
+static char g_zap_mode[16];
+static char g_zap_arg1[256];
+static char g_zap_arg2[256];
+
+static int zap_recv_part(void *s, char *buf, size_t cap, size_t *len, int *more)
+{
+    int n = zmq_recv(s, buf, cap, 0);
+    if (n < 0)
+        return -1;
+    *len = (size_t) n < cap ? (size_t) n : cap;
+    int m = 0;
+    size_t sz = sizeof m;
+    zmq_getsockopt(s, ZMQ_RCVMORE, &m, &sz);
+    *more = m;
+    return 0;
+}
+
+static void *zap_loop(void *arg)
+{
+    void *rep = arg;
+    for (;;) {
+        char parts[10][512];
+        size_t lens[10];
+        int nparts = 0, more = 1;
+        while (more) {
+            char scratch[512];
+            size_t len;
+            char *dst = nparts < 10 ? parts[nparts] : scratch;
+            if (zap_recv_part(rep, dst, 512, &len, &more) != 0) {
+                zmq_close(rep);
+                return NULL;
+            }
+            if (nparts < 10)
+                lens[nparts++] = len;
+        }
+        /* version, request id, domain, address, identity, mechanism, credentials... */
+        int ok = 0;
+        if (strcmp(g_zap_mode, "allow") == 0) {
+            ok = 1;
+        } else if (strcmp(g_zap_mode, "plain") == 0 && nparts >= 8) {
+            ok = lens[6] == strlen(g_zap_arg1) && memcmp(parts[6], g_zap_arg1, lens[6]) == 0
+                 && lens[7] == strlen(g_zap_arg2) && memcmp(parts[7], g_zap_arg2, lens[7]) == 0;
+        } else if (strcmp(g_zap_mode, "curve") == 0 && nparts >= 7 && lens[6] == 32) {
+            char z85[41];
+            zmq_z85_encode(z85, (const uint8_t *) parts[6], 32);
+            ok = strcmp(z85, g_zap_arg1) == 0;
+        }
+        const char *status = ok ? "200" : "400";
+        const char *text = ok ? "OK" : "denied";
+        const char *user = ok ? "zap-user" : "";
+        zmq_send(rep, "1.0", 3, ZMQ_SNDMORE);
+        zmq_send(rep, parts[1], nparts > 1 ? lens[1] : 0, ZMQ_SNDMORE);
+        zmq_send(rep, status, 3, ZMQ_SNDMORE);
+        zmq_send(rep, text, strlen(text), ZMQ_SNDMORE);
+        zmq_send(rep, user, strlen(user), ZMQ_SNDMORE);
+        zmq_send(rep, "", 0, 0);
+    }
+}
+
 static void cmd_zap_start(int argc, char **argv)
 {
-    (void) argc;
-    (void) argv;
-    /* Placeholder: a ZAP handler needs its own thread (libzmq's I/O thread
-     * blocks on inproc://zeromq.zap.01 while we sit in fgets). */
-    reply_line("err ENOTSUP zap_start is not implemented yet");
+    if (g_zap_started) {
+        reply_line("err EINVAL zap handler already running");
+        return;
+    }
+    const char *mode = argv[1];
+    int need = strcmp(mode, "plain") == 0 ? 3 : strcmp(mode, "curve") == 0 ? 2 : 1;
+    if ((strcmp(mode, "allow") != 0 && strcmp(mode, "deny") != 0 && strcmp(mode, "plain") != 0
+         && strcmp(mode, "curve") != 0)
+        || argc - 1 != need) {
+        reply_inval("usage: zap_start allow | deny | plain USER PASS | curve Z85KEY");
+        return;
+    }
+    snprintf(g_zap_mode, sizeof g_zap_mode, "%s", mode);
+    snprintf(g_zap_arg1, sizeof g_zap_arg1, "%s", argc > 2 ? argv[2] : "");
+    snprintf(g_zap_arg2, sizeof g_zap_arg2, "%s", argc > 3 ? argv[3] : "");
+    void *rep = zmq_socket(g_ctx, ZMQ_REP);
+    int zero = 0;
+    zmq_setsockopt(rep, ZMQ_LINGER, &zero, sizeof zero);
+    if (zmq_bind(rep, "inproc://zeromq.zap.01") != 0) {
+        reply_zmq_err();
+        zmq_close(rep);
+        return;
+    }
+    if (pthread_create(&g_zap_thread, NULL, zap_loop, rep) != 0) {
+        reply_line("err EAGAIN cannot start the zap thread");
+        zmq_close(rep);
+        return;
+    }
+    pthread_detach(g_zap_thread);
+    g_zap_started = 1;
+    reply_line("ok");
 }
 
 static int g_exit_requested;
@@ -942,7 +1034,7 @@ static const command_t commands[] = {
     {"event", 2, 2, "event ID TIMEOUT_MS", cmd_event},
     {"close", 1, 1, "close ID", cmd_close},
     {"sleep", 1, 1, "sleep MS", cmd_sleep},
-    {"zap_start", 0, -1, "zap_start DOMAIN MODE [ARGS]", cmd_zap_start},
+    {"zap_start", 1, 3, "zap_start allow|deny|plain USER PASS|curve Z85KEY", cmd_zap_start},
     {"exit", 0, 0, "exit", cmd_exit},
     {NULL, 0, 0, NULL, NULL},
 };
