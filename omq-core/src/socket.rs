@@ -587,44 +587,46 @@ impl Socket {
 
     /// The peer on `pipe` subscribed to `topic`.
     pub fn handle_subscribe(&mut self, pipe: PipeId, topic: Bytes) {
-        let xpub = self.socket_type == SocketType::XPub;
-        let o = &self.options;
-        let (manual, verbose) = (o.xpub_manual, o.xpub_verbose || o.xpub_verboser);
-        let Kind::Pub(state) = &mut self.kind else {
-            return;
-        };
-        if self.pipes.get(pipe).is_none() {
-            return;
-        }
-        if manual && xpub {
-            state.last_pipe = Some(pipe);
-            state.up.push_back(notification(1, &topic));
-            return;
-        }
-        let first = state.trie.add(&topic, pipe);
-        if xpub && (first || verbose) {
-            state.up.push_back(notification(1, &topic));
-        }
+        self.handle_subscription(pipe, &topic, true);
     }
 
     /// The peer on `pipe` cancelled a subscription.
     pub fn handle_cancel(&mut self, pipe: PipeId, topic: Bytes) {
+        self.handle_subscription(pipe, &topic, false);
+    }
+
+    /// PUB/XPUB: records a peer's (un)subscription; XPUB passes it up as `\x01topic` /
+    /// `\x00topic` when it is the topic's first subscriber / last to leave, or always with
+    /// XPUB_VERBOSE (subscriptions) / XPUB_VERBOSER (both), or always and without recording
+    /// it with XPUB_MANUAL, where the application decides.
+    fn handle_subscription(&mut self, pipe: PipeId, topic: &[u8], on: bool) {
         let xpub = self.socket_type == SocketType::XPub;
-        let (manual, verboser) = (self.options.xpub_manual, self.options.xpub_verboser);
+        let o = &self.options;
+        let manual = o.xpub_manual;
+        let verbose = if on {
+            o.xpub_verbose || o.xpub_verboser
+        } else {
+            o.xpub_verboser
+        };
         let Kind::Pub(state) = &mut self.kind else {
             return;
         };
         if self.pipes.get(pipe).is_none() {
             return;
         }
+        let flag = u8::from(on);
         if manual && xpub {
             state.last_pipe = Some(pipe);
-            state.up.push_back(notification(0, &topic));
+            state.up.push_back(notification(flag, topic));
             return;
         }
-        let last = state.trie.remove(&topic, pipe);
-        if xpub && (last || verboser) {
-            state.up.push_back(notification(0, &topic));
+        let changed = if on {
+            state.trie.add(topic, pipe)
+        } else {
+            state.trie.remove(topic, pipe)
+        };
+        if xpub && (changed || verbose) {
+            state.up.push_back(notification(flag, topic));
         }
     }
 
