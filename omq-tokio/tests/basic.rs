@@ -208,3 +208,73 @@ async fn stale_ipc_file_is_replaced_and_ours_removed_on_unbind() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_consumer_holds_the_sender_to_bounded_memory() {
+    let pull = Socket::new(SocketType::Pull, Options::default().recv_hwm(10)).unwrap();
+    let ep = pull.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
+    let push = Socket::new(SocketType::Push, Options::default().send_hwm(10)).unwrap();
+    push.connect(&ep).await.unwrap();
+    let body = vec![3u8; 100_000];
+    let mut sent = 0usize;
+    // Keep offering until the sender has been refused for a while: everything in between is
+    // in the pipes, the connection's 256 KiB batch, and the kernel's socket buffers.
+    let mut refused_since = None;
+    loop {
+        match push.try_send(Message::from(body.clone())) {
+            Ok(()) => {
+                sent += 1;
+                refused_since = None;
+            }
+            Err(_) => {
+                let since = *refused_since.get_or_insert_with(std::time::Instant::now);
+                if since.elapsed() > Duration::from_millis(300) {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+        assert!(sent < 2_000, "the sender never felt the consumer's HWM");
+    }
+    assert!(sent >= 20, "{sent}");
+    // Then everything offered arrives, in order, once the consumer reads.
+    for _ in 0..sent {
+        within(pull.recv()).await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_flushes_within_linger_and_drop_lingers_in_the_background() {
+    for explicit_close in [true, false] {
+        let pull = Socket::new(SocketType::Pull, Options::default()).unwrap();
+        let ep = pull.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
+        let push = Socket::new(SocketType::Push, Options::default()).unwrap();
+        push.connect(&ep).await.unwrap();
+        for i in 0..1000u32 {
+            push.send(Message::from(i.to_be_bytes())).await.unwrap();
+        }
+        if explicit_close {
+            within(push.close()).await.unwrap();
+        } else {
+            drop(push);
+        }
+        for i in 0..1000u32 {
+            let m = within(pull.recv()).await.unwrap();
+            assert_eq!(m.parts()[0][..], i.to_be_bytes());
+        }
+    }
+}
+
+#[tokio::test]
+async fn linger_zero_close_returns_at_once_with_an_unreachable_peer() {
+    let push = Socket::new(
+        SocketType::Push,
+        Options::default().linger(Some(Duration::ZERO)),
+    )
+    .unwrap();
+    push.connect("tcp://127.0.0.1:9").await.unwrap();
+    push.send(Message::from("never delivered")).await.unwrap();
+    let start = std::time::Instant::now();
+    within(push.close()).await.unwrap();
+    assert!(start.elapsed() < Duration::from_secs(2));
+}
