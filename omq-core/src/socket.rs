@@ -91,6 +91,9 @@ pub enum SendError {
     /// The message does not fit the socket type (a ROUTER message without a routing id part).
     #[error("invalid message for this socket type: {1}")]
     InvalidMessage(Message, &'static str),
+    /// The socket has been closed.
+    #[error("the socket is closed")]
+    Closed(Message),
 }
 
 impl SendError {
@@ -101,7 +104,8 @@ impl SendError {
             | SendError::HostUnreachable(m)
             | SendError::InvalidState(m)
             | SendError::NotSupported(m)
-            | SendError::InvalidMessage(m, _) => m,
+            | SendError::InvalidMessage(m, _)
+            | SendError::Closed(m) => m,
         }
     }
 }
@@ -119,6 +123,9 @@ pub enum RecvError {
     /// This socket type cannot receive (PUSH, PUB); ENOTSUP.
     #[error("this socket type cannot receive")]
     NotSupported,
+    /// The socket has been closed.
+    #[error("the socket is closed")]
+    Closed,
 }
 
 /// A socket-level operation failed.
@@ -966,6 +973,9 @@ impl Socket {
     /// Sends a message, or says why it cannot go now. Never waits: the driver turns
     /// [`SendError::WouldBlock`] into waiting up to SNDTIMEO.
     pub fn send(&mut self, msg: Message) -> Result<(), SendError> {
+        if self.closed {
+            return Err(SendError::Closed(msg));
+        }
         if msg.is_empty() {
             return Err(SendError::InvalidMessage(
                 msg,
@@ -1160,6 +1170,9 @@ impl Socket {
 
     /// Receives a message, or says why there is none now. Never waits.
     pub fn recv(&mut self) -> Result<Message, RecvError> {
+        if self.closed {
+            return Err(RecvError::Closed);
+        }
         match &mut self.kind {
             Kind::Plain if self.socket_type == SocketType::Push => Err(RecvError::NotSupported),
             Kind::Plain => {

@@ -60,6 +60,7 @@ impl From<RecvError> for Error {
         match e {
             RecvError::WouldBlock => Error::WouldBlock,
             RecvError::InvalidState => Error::InvalidState,
+            RecvError::Closed => Error::Closed,
             _ => Error::NotSupported,
         }
     }
@@ -74,6 +75,7 @@ impl Error {
             SendError::InvalidState(m) => (Error::InvalidState, m),
             SendError::NotSupported(m) => (Error::NotSupported, m),
             SendError::InvalidMessage(m, why) => (Error::InvalidMessage(why), m),
+            SendError::Closed(m) => (Error::Closed, m),
             other => {
                 let text = other.to_string();
                 (Error::Io(io::Error::other(text)), other.into_message())

@@ -278,3 +278,23 @@ async fn linger_zero_close_returns_at_once_with_an_unreachable_peer() {
     within(push.close()).await.unwrap();
     assert!(start.elapsed() < Duration::from_secs(2));
 }
+
+#[tokio::test]
+async fn operations_after_close_say_closed() {
+    let s = Socket::new(
+        SocketType::Dealer,
+        Options::default().linger(Some(Duration::ZERO)),
+    )
+    .unwrap();
+    let other = s.clone();
+    s.close().await.unwrap();
+    assert!(matches!(
+        other.send(Message::from("x")).await,
+        Err(Error::Closed)
+    ));
+    assert!(matches!(other.recv().await, Err(Error::Closed)));
+    assert!(matches!(
+        other.connect("tcp://127.0.0.1:5").await,
+        Err(Error::Closed)
+    ));
+}
