@@ -15,7 +15,7 @@ use bytes::Bytes;
 use std::sync::Arc;
 
 use crate::mechanism::auth::{AuthReply, AuthRequest, Authenticator};
-use crate::mechanism::MechanismConfig;
+use crate::mechanism::{CurveKeyPair, CurvePublicKey, CurveSecretKey, MechanismConfig};
 use crate::socket_type::SocketType;
 use crate::wire::metadata::{is_valid_name, Metadata};
 
@@ -311,6 +311,8 @@ pub struct Options {
     pub(crate) mechanism: MechanismConfig,
     pub(crate) zap_domain: Bytes,
     pub(crate) authenticator: Option<AuthenticatorHandle>,
+    /// libzmq-style security options, turned into `mechanism` when the socket is made.
+    security: Security,
     /// Options set explicitly (checked against the socket type).
     set: Vec<OptionName>,
     /// The first invalid value given to the builder.
@@ -353,6 +355,7 @@ impl Default for Options {
             mechanism: MechanismConfig::Null,
             zap_domain: Bytes::new(),
             authenticator: None,
+            security: Security::default(),
             set: Vec::new(),
             error: None,
         }
@@ -471,6 +474,129 @@ impl Options {
         }
     }
 
+    /// CURVE_SERVER: this socket is a CURVE server (set CURVE_SECRETKEY too).
+    #[must_use]
+    pub fn curve_server(mut self, on: bool) -> Self {
+        self.security.curve_server = on;
+        self.security.used = true;
+        self
+    }
+
+    /// CURVE_PUBLICKEY: our long-term public key (32 bytes or 40 Z85 characters). Optional for
+    /// a server (derived from the secret key); required with CURVE_SECRETKEY for a client.
+    #[must_use]
+    pub fn curve_publickey(mut self, key: impl AsRef<[u8]>) -> Self {
+        match CurvePublicKey::from_slice(key.as_ref()) {
+            Ok(k) => self.security.public = Some(k),
+            Err(_) => self.bad(
+                OptionName::Mechanism,
+                "CURVE keys are 32 bytes or 40 Z85 characters",
+            ),
+        }
+        self.security.used = true;
+        self
+    }
+
+    /// CURVE_SECRETKEY: our long-term secret key (32 bytes or 40 Z85 characters).
+    #[must_use]
+    pub fn curve_secretkey(mut self, key: impl AsRef<[u8]>) -> Self {
+        match CurveSecretKey::from_slice(key.as_ref()) {
+            Ok(k) => self.security.secret = Some(k),
+            Err(_) => self.bad(
+                OptionName::Mechanism,
+                "CURVE keys are 32 bytes or 40 Z85 characters",
+            ),
+        }
+        self.security.used = true;
+        self
+    }
+
+    /// CURVE_SERVERKEY: the server's public key; makes this socket a CURVE client.
+    #[must_use]
+    pub fn curve_serverkey(mut self, key: impl AsRef<[u8]>) -> Self {
+        match CurvePublicKey::from_slice(key.as_ref()) {
+            Ok(k) => self.security.server_key = Some(k),
+            Err(_) => self.bad(
+                OptionName::Mechanism,
+                "CURVE keys are 32 bytes or 40 Z85 characters",
+            ),
+        }
+        self.security.used = true;
+        self
+    }
+
+    /// PLAIN_SERVER: this socket is a PLAIN server.
+    #[must_use]
+    pub fn plain_server(mut self, on: bool) -> Self {
+        self.security.plain_server = on;
+        self.security.used = true;
+        self
+    }
+
+    /// PLAIN_USERNAME: makes this socket a PLAIN client logging in with this name.
+    #[must_use]
+    pub fn plain_username(mut self, name: impl Into<Bytes>) -> Self {
+        self.security.username = Some(name.into());
+        self.security.used = true;
+        self
+    }
+
+    /// PLAIN_PASSWORD: the PLAIN client's password.
+    #[must_use]
+    pub fn plain_password(mut self, password: impl Into<Bytes>) -> Self {
+        self.security.password = Some(password.into());
+        self.security.used = true;
+        self
+    }
+
+    fn bad(&mut self, option: OptionName, reason: &'static str) {
+        self.error
+            .get_or_insert(OptionError::InvalidValue { option, reason });
+    }
+
+    /// Turns the libzmq-style security options into the mechanism, as libzmq decides it:
+    /// CURVE_SERVER, else CURVE_SERVERKEY (client), else PLAIN_SERVER, else PLAIN_USERNAME
+    /// (client); none of them leaves the mechanism as set (NULL by default).
+    pub(crate) fn resolve_security(&mut self) -> Result<(), OptionError> {
+        let sec = &self.security;
+        if !sec.used {
+            return Ok(());
+        }
+        let invalid = |reason| OptionError::InvalidValue {
+            option: OptionName::Mechanism,
+            reason,
+        };
+        let keypair = |sec: &Security| -> Result<CurveKeyPair, OptionError> {
+            let Some(secret) = sec.secret.clone() else {
+                return Err(invalid("CURVE needs CURVE_SECRETKEY"));
+            };
+            match sec.public {
+                Some(public) => CurveKeyPair::new(public, secret)
+                    .map_err(|_| invalid("CURVE_PUBLICKEY does not belong to CURVE_SECRETKEY")),
+                None => Ok(CurveKeyPair::from_secret(secret)),
+            }
+        };
+        self.mechanism = if sec.curve_server {
+            MechanismConfig::curve_server(keypair(sec)?)
+        } else if let Some(server) = sec.server_key {
+            if sec.public.is_none() {
+                return Err(invalid(
+                    "a CURVE client needs CURVE_PUBLICKEY and CURVE_SECRETKEY",
+                ));
+            }
+            MechanismConfig::curve_client(server, keypair(sec)?)
+        } else if sec.plain_server {
+            MechanismConfig::plain_server()
+        } else if let Some(user) = &sec.username {
+            let password = sec.password.clone().unwrap_or_default();
+            MechanismConfig::plain_client(user, password)
+                .map_err(|_| invalid("PLAIN username and password are at most 255 bytes"))?
+        } else {
+            return Ok(());
+        };
+        Ok(())
+    }
+
     /// Checks a value and stores it. Type applicability is checked separately, by the socket.
     pub(crate) fn apply(&mut self, opt: SocketOption) -> Result<(), OptionError> {
         use SocketOption as O;
@@ -547,6 +673,7 @@ impl Options {
         if let Some(e) = &self.error {
             return Err(e.clone());
         }
+        self.clone().resolve_security()?;
         for &name in &self.set {
             if !name.applies_to(t) {
                 return Err(OptionError::NotApplicable {
@@ -586,6 +713,19 @@ impl Options {
     pub fn get_mechanism(&self) -> &MechanismConfig {
         &self.mechanism
     }
+}
+
+/// The libzmq-style security options as set, before they become a mechanism.
+#[derive(Debug, Clone, Default)]
+struct Security {
+    used: bool,
+    curve_server: bool,
+    public: Option<CurvePublicKey>,
+    secret: Option<CurveSecretKey>,
+    server_key: Option<CurvePublicKey>,
+    plain_server: bool,
+    username: Option<Bytes>,
+    password: Option<Bytes>,
 }
 
 /// A shared authenticator (printed without its contents).

@@ -221,8 +221,9 @@ pub struct Socket {
 impl Socket {
     /// A socket of type `t`. `seed` feeds its randomness (reconnect jitter, the first generated
     /// routing id, the first REQ_CORRELATE id); drivers draw it from the OS, tests fix it.
-    pub fn new(t: SocketType, options: Options, seed: u64) -> Result<Socket, SocketError> {
+    pub fn new(t: SocketType, mut options: Options, seed: u64) -> Result<Socket, SocketError> {
         options.validate(t)?;
+        options.resolve_security()?;
         let mut rng = SplitMix64::new(seed);
         let kind = match t {
             SocketType::Push | SocketType::Pull | SocketType::Dealer | SocketType::Pair => {

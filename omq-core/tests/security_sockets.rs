@@ -186,3 +186,63 @@ fn a_tampered_message_ends_the_connection_with_a_protocol_event() {
     );
     assert_eq!(events.last().unwrap().kind, EventKind::Disconnected);
 }
+
+#[test]
+fn libzmq_named_options_configure_the_mechanism() {
+    let mut rng = ChaCha20Rng::seed_from_u64(21);
+    let server = generate_keypair(&mut rng);
+    let client = generate_keypair(&mut rng);
+    let mut net = Net::new(5);
+    let pull = net
+        .socket(
+            SocketType::Pull,
+            Options::default()
+                .curve_server(true)
+                .curve_secretkey(server.secret().to_z85().as_bytes()),
+        )
+        .unwrap();
+    let ep = net.bind(pull, "tcp://*:0").unwrap();
+    let push = net
+        .socket(
+            SocketType::Push,
+            Options::default()
+                .curve_serverkey(server.public().to_z85())
+                .curve_publickey(client.public().as_bytes())
+                .curve_secretkey(client.secret().expose_bytes()),
+        )
+        .unwrap();
+    net.connect(push, &ep).unwrap();
+    net.run_for(MS10);
+    net.send(push, Message::from("curve via options")).unwrap();
+    net.run_for(MS10);
+    assert_eq!(net.recv(pull).unwrap(), Message::from("curve via options"));
+
+    let rep = net
+        .socket(SocketType::Rep, Options::default().plain_server(true))
+        .unwrap();
+    let ep = net.bind(rep, "tcp://*:0").unwrap();
+    let req = net
+        .socket(
+            SocketType::Req,
+            Options::default().plain_username("u").plain_password("p"),
+        )
+        .unwrap();
+    net.connect(req, &ep).unwrap();
+    net.run_for(MS10);
+    net.send(req, Message::from("plain via options")).unwrap();
+    net.run_for(MS10);
+    assert_eq!(net.recv(rep).unwrap(), Message::from("plain via options"));
+
+    // Incomplete or inconsistent settings are clear errors.
+    for bad in [
+        Options::default().curve_serverkey(server.public().to_z85()),
+        Options::default().curve_server(true),
+        Options::default()
+            .curve_server(true)
+            .curve_publickey(client.public().as_bytes())
+            .curve_secretkey(server.secret().expose_bytes()),
+        Options::default().curve_serverkey(b"too short"),
+    ] {
+        assert!(net.socket(SocketType::Push, bad).is_err());
+    }
+}
