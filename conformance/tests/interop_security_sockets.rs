@@ -148,3 +148,32 @@ async fn libzmq_curve_clients_against_an_omq_allow_list() {
         "nothing from the refused key"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn authenticator_sees_the_peer_and_messages_carry_user_id_and_peer_address() {
+    use omq_core::mechanism::Credentials;
+    use omq_core::AuthReply;
+    let auth = |req: &omq_core::AuthRequest| match &req.credentials {
+        Credentials::Plain { username, .. } if req.peer_address == "127.0.0.1" => {
+            AuthReply::allow().user_id(username.clone())
+        }
+        _ => AuthReply::deny("unknown peer"),
+    };
+    let pull = Socket::new(
+        SocketType::Pull,
+        Options::default().plain_server(true).authenticator(auth),
+    )
+    .unwrap();
+    let ep = pull.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
+    let mut z = peer();
+    z.socket(1, "PUSH").unwrap();
+    z.setsockopt(1, "PLAIN_USERNAME", "alice").unwrap();
+    z.setsockopt(1, "PLAIN_PASSWORD", "pw").unwrap();
+    z.connect(1, &ep).unwrap();
+    z.send(1, &[b"hello"]).unwrap();
+    let m = tokio::time::timeout(T, pull.recv()).await.unwrap().unwrap();
+    assert_eq!(m, Message::from("hello"));
+    assert_eq!(m.property("User-Id"), Some(&b"alice"[..]));
+    assert_eq!(m.property("Peer-Address"), Some(&b"127.0.0.1"[..]));
+    assert_eq!(m.property("Socket-Type"), Some(&b"PUSH"[..]));
+}

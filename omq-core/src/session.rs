@@ -56,6 +56,9 @@ pub struct SessionConfig {
     pub authenticate: bool,
     /// The ZAP domain (ZAP_DOMAIN), passed on in each [`AuthRequest`]; empty when unset.
     pub zap_domain: Bytes,
+    /// The peer's address as the driver knows it; shown to the authenticator and attached to
+    /// received messages as their `Peer-Address` property, as libzmq does.
+    pub peer_address: Option<String>,
     /// Largest frame accepted from the peer (MAXMSGSIZE; libzmq applies it per frame).
     pub max_msg_size: Option<u64>,
     /// Most parts accepted in one message, so endless empty MORE frames cannot grow memory.
@@ -83,6 +86,7 @@ impl SessionConfig {
             entropy: None,
             authenticate: false,
             zap_domain: Bytes::new(),
+            peer_address: None,
             max_msg_size: None,
             max_parts: 1 << 20,
             handshake_ivl: Some(Duration::from_secs(30)),
@@ -374,6 +378,13 @@ impl Session {
             });
         }
         let routing_id = props.get(metadata::IDENTITY).map(Bytes::copy_from_slice);
+        let mut props = props;
+        if let Some(addr) = &self.config.peer_address {
+            props.insert(
+                metadata::PEER_ADDRESS,
+                Bytes::copy_from_slice(addr.as_bytes()),
+            );
+        }
         let zmtp_minor = self.peer_greeting.map_or(0, |g| g.minor);
         self.peer = Some(PeerInfo {
             socket_type: peer_type,

@@ -25,6 +25,12 @@ pub trait ReadHalf: Sized + 'static {
     /// Reads into the spare capacity of `buf` (appending after its current length) and returns
     /// the half, the buffer, and how many bytes arrived (0: end of stream).
     fn read(self, buf: BytesMut) -> impl Future<Output = (Self, BytesMut, io::Result<usize>)>;
+
+    /// The peer's address, as libzmq's `Peer-Address` property gives it (the IP for tcp);
+    /// `None` when the transport has none worth showing.
+    fn peer_address(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The writing half of a connected byte stream.

@@ -229,6 +229,7 @@ impl<R: Runtime> ConnectionTask<R> {
         // Fresh OS randomness for every connection's security handshake (the core never
         // draws its own).
         config.entropy = Some(Entropy::generate(&mut rand_core::OsRng));
+        config.peer_address = reader.peer_address();
         let mut conn = Connection::new(pipe, config, R::now());
         let read = reader.read(BytesMut::with_capacity(READ_SIZE)).fuse();
         let write = Fuse::terminated();

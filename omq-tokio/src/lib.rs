@@ -79,6 +79,13 @@ impl ReadHalf for Reader {
         };
         (self, buf, r)
     }
+
+    fn peer_address(&self) -> Option<String> {
+        match self {
+            Reader::Tcp(h) => h.peer_addr().ok().map(|a| a.ip().to_string()),
+            Reader::Ipc(_) => None,
+        }
+    }
 }
 
 impl WriteHalf for Writer {

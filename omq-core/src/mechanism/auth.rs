@@ -79,6 +79,8 @@ pub struct AuthRequest {
     pub mechanism: MechanismName,
     /// What the peer presented.
     pub credentials: Credentials,
+    /// The peer's address as the driver knows it (`127.0.0.1:41532`; empty when unknown).
+    pub peer_address: String,
 }
 
 /// The owner's answer to an [`AuthRequest`], shaped like a ZAP reply (spec 27).
@@ -172,6 +174,8 @@ pub(crate) struct AuthSettings {
     pub(crate) authenticate: bool,
     /// ZAP_DOMAIN.
     pub(crate) zap_domain: Bytes,
+    /// The peer's address, for the authenticator.
+    pub(crate) peer_address: String,
 }
 
 impl AuthSettings {
@@ -184,6 +188,7 @@ impl AuthSettings {
             zap_domain: self.zap_domain.clone(),
             mechanism,
             credentials,
+            peer_address: self.peer_address.clone(),
         }
     }
 }

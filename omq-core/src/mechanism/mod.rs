@@ -153,6 +153,7 @@ impl Mechanism {
         let auth = AuthSettings {
             authenticate: config.authenticate,
             zap_domain: config.zap_domain.clone(),
+            peer_address: config.peer_address.clone().unwrap_or_default(),
         };
         Ok(match &config.mechanism {
             MechanismConfig::Null => Mechanism::Null(NullMechanism::with_auth(auth)),

@@ -14,6 +14,8 @@ use crate::error::ProtocolError;
 pub const SOCKET_TYPE: &str = "Socket-Type";
 /// Property name of the sending socket's routing id (sent by REQ, DEALER and ROUTER).
 pub const IDENTITY: &str = "Identity";
+/// Property name of the peer's address (set locally by the driver, never sent on the wire).
+pub const PEER_ADDRESS: &str = "Peer-Address";
 /// Property name of the authenticated user (set by an authenticator, never sent on the wire).
 pub const USER_ID: &str = "User-Id";
 
