@@ -955,10 +955,14 @@ impl Socket {
         self.request_flush(id);
     }
 
+    /// Resumes reading a paused pipe once its queue has drained to the low-water mark (half
+    /// the HWM, as libzmq's pipes do), so a reader that keeps up is refilled in batches rather
+    /// than one message per wake-up. The HWM itself stays exact.
     fn maybe_resume(&mut self, id: PipeId) {
         let hwm = self.options.rcvhwm;
+        let lwm = hwm / 2;
         if let Some(p) = self.pipes.get_mut(id) {
-            if p.read_paused && (hwm == 0 || p.inbound.len() < hwm) {
+            if p.read_paused && (hwm == 0 || p.inbound.len() <= lwm) {
                 p.read_paused = false;
                 self.actions.push_back(Action::ResumeRead { pipe: id });
             }

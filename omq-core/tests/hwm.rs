@@ -87,20 +87,23 @@ fn immediate_queues_nothing_for_pending_connections() {
 fn rcvhwm_is_exact_and_reading_resumes() {
     let (mut s, pipes) = ready_socket(
         SocketType::Pull,
-        Options::default().recv_hwm(3),
+        Options::default().recv_hwm(4),
         SocketType::Push,
         1,
     );
     let p = pipes[0];
-    for i in 0..3 {
+    for i in 0..4 {
         assert!(s.handle_message(p, Message::from(format!("{i}"))).is_ok());
     }
-    let refused = s.handle_message(p, Message::from("3")).unwrap_err();
-    assert_eq!(refused, Message::from("3"));
+    let refused = s.handle_message(p, Message::from("4")).unwrap_err();
+    assert_eq!(refused, Message::from("4"));
+    // Reading resumes at the low-water mark (half the HWM), not after every message.
     assert_eq!(s.recv().unwrap(), Message::from("0"));
+    assert_eq!(s.poll_action(), None);
+    assert_eq!(s.recv().unwrap(), Message::from("1"));
     assert_eq!(s.poll_action(), Some(Action::ResumeRead { pipe: p }));
     assert!(s.handle_message(p, refused).is_ok());
-    for i in 1..4 {
+    for i in 2..5 {
         assert_eq!(s.recv().unwrap(), Message::from(format!("{i}")));
     }
     assert_eq!(s.recv(), Err(RecvError::WouldBlock));

@@ -51,8 +51,9 @@ struct End {
 #[derive(Debug)]
 pub struct Link {
     ends: [End; 2],
-    /// Held while messages move, so one link moves in one task at a time.
-    moving: Mutex<()>,
+    /// Held while messages move, so one link moves in one task at a time; holds the batch
+    /// buffer, reused so moving allocates nothing.
+    moving: Mutex<Vec<Outbound>>,
     /// Set by a task that found the link busy: the mover goes round again.
     again: AtomicBool,
 }
@@ -186,7 +187,7 @@ fn join(connector: &Arc<Shared>, pipe: PipeId, binder: &Arc<Shared>, name: &str)
                 pipe: binder_pipe,
             },
         ],
-        moving: Mutex::new(()),
+        moving: Mutex::new(Vec::new()),
         again: AtomicBool::new(false),
     });
     connector.with(|st| {
@@ -201,24 +202,28 @@ fn join(connector: &Arc<Shared>, pipe: PipeId, binder: &Arc<Shared>, name: &str)
 }
 
 impl Link {
-    /// Moves what can move, both ways.
+    /// Moves what can move, both ways. Any task may call it at any time; if another task is
+    /// already moving this link, that task goes round again on this one's behalf.
     pub fn transfer(&self) {
-        let Ok(_guard) = self.moving.try_lock() else {
-            // Another task is moving this link; it will go round again for us.
-            self.again.store(true, Ordering::Release);
-            return;
-        };
+        // Announce the request before trying the lock: whoever holds it either sees the flag
+        // in its loop, or sees it after unlocking and comes back.
+        self.again.store(true, Ordering::Release);
         loop {
-            self.again.store(false, Ordering::Release);
-            self.move_one_way(0, 1);
-            self.move_one_way(1, 0);
+            let Ok(mut batch) = self.moving.try_lock() else {
+                return;
+            };
+            while self.again.swap(false, Ordering::AcqRel) {
+                self.move_one_way(0, 1, &mut batch);
+                self.move_one_way(1, 0, &mut batch);
+            }
+            drop(batch);
             if !self.again.load(Ordering::Acquire) {
-                break;
+                return;
             }
         }
     }
 
-    fn move_one_way(&self, from: usize, to: usize) {
+    fn move_one_way(&self, from: usize, to: usize, batch: &mut Vec<Outbound>) {
         let (Some(src), Some(dst)) = (
             self.ends[from].shared.upgrade(),
             self.ends[to].shared.upgrade(),
@@ -231,21 +236,19 @@ impl Link {
             if room == 0 {
                 return;
             }
-            let batch: Vec<Outbound> = src.with(|st| {
-                let mut batch = Vec::new();
+            src.with(|st| {
                 while batch.len() < room.min(BATCH) {
                     match st.core.poll_transmit(src_pipe) {
                         Some(o) => batch.push(o),
                         None => break,
                     }
                 }
-                batch
             });
             if batch.is_empty() {
                 return;
             }
             dst.with(|st| {
-                for o in batch {
+                for o in batch.drain(..) {
                     match o {
                         Outbound::Message(m) => {
                             // Room was counted above and only this link fills this pipe.

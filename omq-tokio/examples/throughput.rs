@@ -10,7 +10,10 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let transport = args.get(1).map_or("tcp", |s| s.as_str()).to_string();
     let size: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(64);
-    let count: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
+    let count: usize = args
+        .get(3)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1_000_000);
     let rt = || {
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
