@@ -31,3 +31,37 @@ impl Backend for TokioBackend {
             .block_on(f)
     }
 }
+
+/// omq-compio with the driver compio picks (io_uring where the kernel allows it).
+#[derive(Debug)]
+pub struct CompioBackend;
+
+impl Backend for CompioBackend {
+    type R = omq_compio::Compio;
+    const NAME: &'static str = "compio";
+    fn block_on<F: Future>(f: F) -> F::Output {
+        compio::runtime::RuntimeBuilder::new()
+            .build()
+            .expect("compio runtime")
+            .block_on(f)
+    }
+}
+
+/// omq-compio forced onto its readiness-based (epoll) fallback driver, as where io_uring is
+/// unavailable.
+#[derive(Debug)]
+pub struct CompioPollBackend;
+
+impl Backend for CompioPollBackend {
+    type R = omq_compio::Compio;
+    const NAME: &'static str = "compio-poll";
+    fn block_on<F: Future>(f: F) -> F::Output {
+        let mut proactor = compio::driver::ProactorBuilder::new();
+        proactor.driver_type(compio::driver::DriverType::Poll);
+        compio::runtime::RuntimeBuilder::new()
+            .with_proactor(proactor)
+            .build()
+            .expect("compio runtime")
+            .block_on(f)
+    }
+}

@@ -238,26 +238,36 @@ impl<R: Runtime> ConnectionTask<R> {
         let mut writer = Some(writer);
         let mut idle_reader: Option<(R::Reader, BytesMut)> = None;
         let mut pending: VecDeque<Bytes> = VecDeque::new();
+        let mut pending_bytes = 0usize;
         let mut in_write = 0usize;
         let end = loop {
             // After every input, drain every output.
             if shared.with(|st| conn.pull(&mut st.core)).is_err() {
                 break End::Lost(CloseReason::Eof);
             }
-            while let Some(c) = conn.poll_transmit() {
-                pending.push_back(c);
-            }
+            // Take from the session only what the next write carries: the rest stays queued
+            // there, where MAX_QUEUED_TRANSMIT bounds it and the pipe's SNDHWM holds the rest.
+            // `pending` only ever holds what a partial write left over.
             if let Some(w) = writer.take() {
+                while pending.len() < MAX_CHUNKS {
+                    match conn.poll_transmit() {
+                        Some(c) => {
+                            pending_bytes += c.len();
+                            pending.push_back(c);
+                        }
+                        None => break,
+                    }
+                }
                 if pending.is_empty() {
                     writer = Some(w);
                 } else {
-                    let n = pending.len().min(MAX_CHUNKS);
-                    let chunks: Vec<Bytes> = pending.drain(..n).collect();
-                    in_write = chunks.iter().map(Bytes::len).sum();
+                    let chunks: Vec<Bytes> = pending.drain(..).collect();
+                    in_write = pending_bytes;
+                    pending_bytes = 0;
                     write.set(w.write(chunks).fuse());
                 }
             }
-            let queued: usize = pending.iter().map(Bytes::len).sum::<usize>() + in_write;
+            let queued = conn.queued_transmit() + pending_bytes + in_write;
             signal.unflushed.store(queued, Ordering::Release);
             if conn.wants_read() {
                 if let Some((r, buf)) = idle_reader.take() {
@@ -299,6 +309,7 @@ impl<R: Runtime> ConnectionTask<R> {
                                 }
                             }
                             while let Some(c) = rest.pop_back() {
+                                pending_bytes += c.len();
                                 pending.push_front(c);
                             }
                             writer = Some(w);

@@ -148,7 +148,11 @@ impl Runtime for Tokio {
     type Listener = TokioListener;
 
     fn spawn(task: Task<Self>) {
-        tokio::spawn(task.run());
+        // Outside a runtime (a socket dropped after its runtime is gone) there is nothing to
+        // run the task on; the socket then closes without its background linger.
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(task.run());
+        }
     }
 
     fn now() -> Instant {

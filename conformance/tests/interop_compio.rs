@@ -1,0 +1,8 @@
+//! Every interop scenario against libzmq, on omq-compio (io_uring) and on its epoll fallback.
+
+mod io_uring {
+    conformance::interop_suite!(conformance::backend::CompioBackend);
+}
+mod poll {
+    conformance::interop_suite!(conformance::backend::CompioPollBackend);
+}

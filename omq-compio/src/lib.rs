@@ -1,0 +1,216 @@
+//! # omq-compio
+//!
+//! omq on compio: completion-based I/O (io_uring on Linux, with a readiness-based `polling`
+//! fallback where io_uring is unavailable), one runtime per thread. Sockets are used from
+//! inside a compio runtime; every background task of a socket runs on the runtime of the
+//! thread that started it, and none of them needs `Send`. Dropping a socket's last handle
+//! starts its background close, so drop it inside the runtime too (as with tokio), and
+//! `close().await` before the runtime ends when queued messages must get out.
+//!
+//! ```no_run
+//! use omq_compio::{Message, Options, Socket, SocketType};
+//! # async fn demo() -> Result<(), omq_compio::Error> {
+//! let pull = Socket::new(SocketType::Pull, Options::default())?;
+//! let ep = pull.bind("tcp://127.0.0.1:0").await?;
+//! let push = Socket::new(SocketType::Push, Options::default().send_hwm(10_000))?;
+//! push.connect(&ep.to_string()).await?;
+//! push.send(Message::from("hello")).await?;
+//! let msg: Message = pull.recv().await?;
+//! # Ok(()) }
+//! ```
+//!
+//! This crate only implements omq-driver's executor traits for compio; every rule lives in
+//! omq-core and the driver. Reads go straight into the driver's `BytesMut` (appended after its
+//! current length, no copy); writes hand the driver's `Bytes` chunks to one vectored send.
+
+use std::future::Future;
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::time::Instant;
+
+use bytes::{Bytes, BytesMut};
+use compio::buf::{BufResult, IntoInner, IoBufMut};
+use compio::io::{AsyncRead, AsyncWrite};
+use compio::net::{TcpListener, TcpSocket, TcpStream, UnixListener, UnixStream};
+use omq_core::endpoint::{Endpoint, Host};
+use omq_driver::net;
+use omq_driver::{Listener, ReadHalf, Runtime, Task, WriteHalf};
+
+pub use omq_driver::{
+    Endpoint as ResolvedEndpoint, Error, EventKind, Message, Monitor as GenericMonitor,
+    MonitorEvent, Options, Part, SocketOption, SocketType, TrySendError,
+};
+
+/// A ZeroMQ socket on compio.
+pub type Socket = omq_driver::Socket<Compio>;
+
+/// A stream of monitor events.
+pub type Monitor = omq_driver::Monitor<Compio>;
+
+/// The compio runtime, for omq-driver.
+#[derive(Debug, Clone, Copy)]
+pub struct Compio;
+
+/// Reading half of a tcp or ipc stream (compio's owned halves share one descriptor).
+#[derive(Debug)]
+pub enum Reader {
+    /// TCP.
+    Tcp(TcpStream),
+    /// Unix domain socket.
+    Ipc(UnixStream),
+}
+
+/// Writing half of a tcp or ipc stream.
+#[derive(Debug)]
+pub enum Writer {
+    /// TCP.
+    Tcp(TcpStream),
+    /// Unix domain socket.
+    Ipc(UnixStream),
+}
+
+/// A bound listener.
+#[derive(Debug)]
+pub enum CompioListener {
+    /// TCP.
+    Tcp(TcpListener),
+    /// Unix domain socket, with its path removed when dropped.
+    Ipc(UnixListener, net::IpcPath),
+}
+
+fn tcp_halves(s: TcpStream) -> io::Result<(Reader, Writer)> {
+    s.set_nodelay(true)?;
+    let (r, w) = s.into_split();
+    Ok((Reader::Tcp(r), Writer::Tcp(w)))
+}
+
+fn ipc_halves(s: UnixStream) -> (Reader, Writer) {
+    let (r, w) = s.into_split();
+    (Reader::Ipc(r), Writer::Ipc(w))
+}
+
+impl ReadHalf for Reader {
+    async fn read(mut self, mut buf: BytesMut) -> (Self, BytesMut, io::Result<usize>) {
+        // A full buffer would read 0 bytes, which means end of stream: grow it first, as
+        // tokio's `read_buf` does.
+        if buf.len() == buf.capacity() {
+            buf.reserve(omq_driver::tasks::READ_SIZE);
+        }
+        // `uninit()` exposes only the spare capacity, so the kernel appends after the bytes
+        // the driver has not consumed yet; the length grows by what arrived.
+        let spare = buf.uninit();
+        let BufResult(r, spare) = match &mut self {
+            Reader::Tcp(s) => s.read(spare).await,
+            Reader::Ipc(s) => s.read(spare).await,
+        };
+        (self, spare.into_inner(), r)
+    }
+}
+
+impl WriteHalf for Writer {
+    async fn write(mut self, chunks: Vec<Bytes>) -> (Self, Vec<Bytes>, io::Result<usize>) {
+        let BufResult(r, chunks) = match &mut self {
+            Writer::Tcp(s) => s.write_vectored(chunks).await,
+            Writer::Ipc(s) => s.write_vectored(chunks).await,
+        };
+        (self, chunks, r)
+    }
+}
+
+impl Listener<Compio> for CompioListener {
+    async fn accept(self) -> (Self, io::Result<(Reader, Writer)>) {
+        let r = match &self {
+            CompioListener::Tcp(l) => l.accept().await.and_then(|(s, _)| tcp_halves(s)),
+            CompioListener::Ipc(l, _) => l.accept().await.map(|(s, _)| ipc_halves(s)),
+        };
+        (self, r)
+    }
+}
+
+/// Runs `f` on compio's blocking pool when `host` is a name to look up (the system resolver
+/// blocks), and inline for literal addresses and `*`.
+async fn off_thread_for_names<T: Send + 'static>(
+    host: &Host,
+    f: impl FnOnce() -> io::Result<T> + Send + 'static,
+) -> io::Result<T> {
+    match host {
+        Host::Name(name) if name.parse::<IpAddr>().is_err() => {
+            compio::runtime::spawn_blocking(f).await?
+        }
+        _ => f(),
+    }
+}
+
+async fn connect_tcp(host: &Host, port: u16) -> io::Result<(Reader, Writer)> {
+    let h = host.clone();
+    let addrs: Vec<SocketAddr> = off_thread_for_names(host, move || net::resolve(&h, port)).await?;
+    let mut last = io::Error::new(io::ErrorKind::NotFound, "no address to connect to");
+    for addr in addrs {
+        let sock = net::tcp_connect_socket(&addr)?;
+        let sock = TcpSocket::from_std_stream(std::net::TcpStream::from(sock))?;
+        match sock.connect(addr).await {
+            Ok(s) => return tcp_halves(s),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+fn not_a_stream(other: &Endpoint) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!("{} is not a stream transport", other.transport()),
+    )
+}
+
+impl Runtime for Compio {
+    type Reader = Reader;
+    type Writer = Writer;
+    type Listener = CompioListener;
+
+    /// Spawns on the current thread's compio runtime and detaches (dropping a compio
+    /// `JoinHandle` would cancel the task). Panics outside a compio runtime.
+    fn spawn(task: Task<Self>) {
+        compio::runtime::spawn(task.run()).detach();
+    }
+
+    fn now() -> Instant {
+        Instant::now()
+    }
+
+    fn sleep_until(deadline: Instant) -> impl Future<Output = ()> {
+        compio::time::sleep_until(deadline)
+    }
+
+    async fn connect(endpoint: &Endpoint) -> io::Result<(Reader, Writer)> {
+        match endpoint {
+            Endpoint::Tcp { host, port } => connect_tcp(host, *port).await,
+            Endpoint::Ipc(path) => {
+                let addr = net::ipc_addr(path)?;
+                let s = std::os::unix::net::UnixStream::connect_addr(&addr)?;
+                s.set_nonblocking(true)?;
+                Ok(ipc_halves(UnixStream::from_std(s)?))
+            }
+            other => Err(not_a_stream(other)),
+        }
+    }
+
+    async fn bind(endpoint: &Endpoint) -> io::Result<(CompioListener, String)> {
+        match endpoint {
+            Endpoint::Tcp { host, port } => {
+                let (h, port) = (host.clone(), *port);
+                let (l, resolved) =
+                    off_thread_for_names(host, move || net::tcp_listener(&h, port)).await?;
+                Ok((CompioListener::Tcp(TcpListener::from_std(l)?), resolved))
+            }
+            Endpoint::Ipc(path) => {
+                let (l, guard, resolved) = net::ipc_listener(path)?;
+                Ok((
+                    CompioListener::Ipc(UnixListener::from_std(l)?, guard),
+                    resolved,
+                ))
+            }
+            other => Err(not_a_stream(other)),
+        }
+    }
+}
