@@ -5,6 +5,8 @@
 //! - [`backend`]: the runtimes the scenarios run on.
 //! - [`local`]: omq-to-omq scenarios over tcp, ipc and inproc, run on every backend.
 //! - [`scenarios`]: interop scenarios written once, run on every backend.
+//! - [`plugged`]: a fifth executor plugged in from outside (async-io), as a worked example.
+//! - [`report`]: the whole suite in one call, with a readable report.
 //! - [`blocking`]: a minimal blocking driver for one omq-core session on a TCP stream.
 
 pub mod async_peer;
@@ -12,4 +14,6 @@ pub mod backend;
 pub mod blocking;
 pub mod libzmq_peer;
 pub mod local;
+pub mod plugged;
+pub mod report;
 pub mod scenarios;

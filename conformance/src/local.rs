@@ -40,6 +40,19 @@ pub enum Pairing {
     Pair,
 }
 
+impl Pairing {
+    /// Every pairing.
+    pub const ALL: [Pairing; 7] = [
+        Pairing::PushPull,
+        Pairing::ReqRep,
+        Pairing::DealerRouter,
+        Pairing::DealerRep,
+        Pairing::PubSub,
+        Pairing::XsubXpub,
+        Pairing::Pair,
+    ];
+}
+
 static UNIQUE: AtomicU64 = AtomicU64::new(0);
 
 fn endpoint(t: LocalTransport, tag: &str) -> String {

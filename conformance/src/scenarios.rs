@@ -72,6 +72,32 @@ pub enum Scenario {
     Heartbeats,
 }
 
+impl Scenario {
+    /// Every scenario.
+    pub const ALL: [Scenario; 20] = [
+        Scenario::PushToPull,
+        Scenario::PullFromPush,
+        Scenario::Pair,
+        Scenario::ReqToRep,
+        Scenario::RepFromReq,
+        Scenario::ReqToRouter,
+        Scenario::RouterFromReq,
+        Scenario::DealerToRep,
+        Scenario::RepFromDealer,
+        Scenario::DealerToRouter,
+        Scenario::RouterFromDealer,
+        Scenario::DealerDealer,
+        Scenario::RouterRouter,
+        Scenario::PubToSub,
+        Scenario::SubFromPub,
+        Scenario::XpubFromSub,
+        Scenario::SubToXpub,
+        Scenario::XsubToPub,
+        Scenario::PubFromXsub,
+        Scenario::Heartbeats,
+    ];
+}
+
 static UNIQUE: AtomicU64 = AtomicU64::new(0);
 
 fn ipc_path(tag: &str) -> String {

@@ -8,6 +8,7 @@
 //! See `docs/ARCHITECTURE.md` for the tasks, the locking rule and the `Send` decision.
 
 pub mod error;
+pub mod futures_io;
 pub mod inproc;
 pub mod net;
 pub mod runtime;

@@ -1,0 +1,18 @@
+//! The whole suite on a fifth executor plugged in from outside (async-io + async-executor
+//! through the futures-io adapter), proving a new runtime needs nothing but the traits.
+
+mod interop {
+    conformance::interop_suite!(conformance::plugged::AsyncIoBackend);
+}
+mod local {
+    conformance::local_suite!(conformance::plugged::AsyncIoBackend);
+}
+
+/// The one-call entry point runs every scenario and reports them all passing.
+#[test]
+fn the_suite_in_one_call_reports_every_scenario() {
+    let report = conformance::report::run_suite::<conformance::plugged::AsyncIoBackend>();
+    assert_eq!(report.outcomes.len(), 20 * 4 + 7 * 3);
+    assert_eq!(report.failed(), 0, "{report}");
+    assert!(report.to_string().contains("101 passed, 0 failed"));
+}
