@@ -37,8 +37,10 @@ use omq_driver::net;
 use omq_driver::{Listener, ReadHalf, Runtime, Task, WriteHalf};
 
 pub use omq_driver::{
-    Endpoint as ResolvedEndpoint, Error, EventKind, Message, Monitor as GenericMonitor,
-    MonitorEvent, Options, Part, SocketOption, SocketType, TrySendError,
+    generate_keypair, AuthReply, AuthRequest, Authenticator, Credentials, CurveAllowList,
+    CurveKeyPair, CurvePublicKey, CurveSecretKey, Endpoint as ResolvedEndpoint, Error, EventKind,
+    MechanismConfig, Message, MonitorEvent, Options, OsRng, Part, ReconnectStop, SocketOption,
+    SocketType, TrySendError,
 };
 
 /// A ZeroMQ socket on compio.

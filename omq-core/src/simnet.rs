@@ -323,7 +323,9 @@ impl Net {
     pub fn close(&mut self, s: SockId) {
         let linger = self.get(s).options().get_linger();
         self.get(s).close();
-        let deadline = linger.map(|l| self.now + l);
+        // An infinite linger towards a peer that never comes would wait forever; the
+        // simulation gives up after an hour of virtual time.
+        let deadline = Some(self.now + linger.unwrap_or(Duration::from_secs(3600)));
         self.drive();
         while self.pending_output(s) && self.wait_step(deadline) {}
         self.collect_events();

@@ -1366,9 +1366,9 @@ impl Socket {
             return;
         }
         self.closed = true;
-        for c in self.connects.iter_mut().flatten() {
-            c.retry_at = None;
-        }
+        // Connections keep being retried: during LINGER, what is queued for a peer that is
+        // not up yet still goes out once it is (as libzmq does). The driver stops everything
+        // when the linger is over.
         if self.monitor.is_some() {
             self.event(EventKind::MonitorStopped, 0, String::new());
         }
@@ -1379,11 +1379,15 @@ impl Socket {
         self.closed
     }
 
-    /// Whether any connected pipe still has messages to send (what LINGER waits for).
+    /// Whether any pipe still has messages to send, connected or not yet (what LINGER waits
+    /// for).
     pub fn has_pending_output(&self) -> bool {
-        self.pipes
-            .iter()
-            .any(|p| p.state == PipeState::Active && !(p.out.is_empty() && p.commands.is_empty()))
+        self.pipes.iter().any(|p| match p.state {
+            PipeState::Active => !(p.out.is_empty() && p.commands.is_empty()),
+            // Messages waiting for a connection that is not up yet count too.
+            PipeState::Disconnected | PipeState::Handshaking => !p.out.is_empty(),
+            PipeState::Draining => false,
+        })
     }
 
     /// The pipes and their states, for tests and diagnostics.

@@ -143,6 +143,24 @@ impl SocketType {
     }
 }
 
+/// A name that is not a socket type.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown socket type {0:?}")]
+pub struct UnknownSocketType(pub String);
+
+impl std::str::FromStr for SocketType {
+    type Err = UnknownSocketType;
+
+    /// Parses a socket type name without regard to case (`"push"`, `"XPUB"`).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        SocketType::ALL
+            .iter()
+            .copied()
+            .find(|t| t.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| UnknownSocketType(s.into()))
+    }
+}
+
 impl fmt::Display for SocketType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -159,6 +177,9 @@ mod tests {
             assert_eq!(SocketType::from_name(t.name().as_bytes()), Some(t));
         }
         assert_eq!(SocketType::from_name(b"push"), None);
+        assert_eq!("push".parse::<SocketType>(), Ok(SocketType::Push));
+        assert_eq!("XPub".parse::<SocketType>(), Ok(SocketType::XPub));
+        assert!("stream".parse::<SocketType>().is_err());
     }
 
     #[test]

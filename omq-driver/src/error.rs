@@ -38,6 +38,9 @@ pub enum Error {
     /// The socket was closed.
     #[error("socket is closed")]
     Closed,
+    /// `close` gave up when LINGER ran out, with messages still unsent.
+    #[error("linger expired with messages still unsent")]
+    LingerExpired,
     /// The operating system refused (bind: address in use, permission...).
     #[error(transparent)]
     Io(#[from] io::Error),
@@ -94,6 +97,7 @@ impl From<Error> for io::Error {
             Error::Endpoint(_) | Error::Option(_) => io::ErrorKind::InvalidInput,
             Error::NotInUse(_) => io::ErrorKind::NotFound,
             Error::Closed => io::ErrorKind::NotConnected,
+            Error::LingerExpired => io::ErrorKind::TimedOut,
             Error::Io(e) => return io::Error::new(e.kind(), e.to_string()),
         };
         io::Error::new(kind, e)

@@ -22,6 +22,14 @@ pub use runtime::{Listener, ReadHalf, Runtime, WriteHalf};
 pub use socket::{Monitor, Socket, TrySendError};
 pub use tasks::Task;
 
-pub use omq_core::{
-    Endpoint, EventKind, Message, MonitorEvent, Options, Part, SocketOption, SocketType,
+pub use omq_core::mechanism::{
+    generate_keypair, Credentials, CurveKeyPair, CurvePublicKey, CurveSecretKey, MechanismConfig,
 };
+pub use omq_core::options::ReconnectStop;
+pub use omq_core::{
+    AuthReply, AuthRequest, Authenticator, CurveAllowList, Endpoint, EventKind, Message,
+    MonitorEvent, Options, Part, SocketOption, SocketType,
+};
+
+/// The OS random generator, for [`generate_keypair`] and [`CurveSecretKey::generate`].
+pub use rand_core::OsRng;

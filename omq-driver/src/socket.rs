@@ -334,13 +334,18 @@ impl<R: Runtime> Socket<R> {
         }
     }
 
-    /// Closes the socket: waits up to LINGER for queued messages to be written, then stops
-    /// every connection and listener. This is the guaranteed flush.
+    /// Closes the socket: waits up to LINGER for queued messages to be written (including
+    /// messages for peers not connected yet, which keep being dialled meanwhile), then stops
+    /// every connection and listener. This is the guaranteed flush: `Ok` means everything
+    /// queued was written; [`Error::LingerExpired`] means LINGER ran out first.
     pub async fn close(self) -> Result<(), Error> {
         let shared = self.shared().clone();
         let linger = shared.lock().core.options().get_linger();
-        crate::tasks::close::<R>(&shared, linger).await;
-        Ok(())
+        if crate::tasks::close::<R>(&shared, linger).await {
+            Ok(())
+        } else {
+            Err(Error::LingerExpired)
+        }
     }
 }
 

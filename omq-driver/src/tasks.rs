@@ -377,16 +377,19 @@ pub struct CloseTask {
 
 impl CloseTask {
     async fn run<R: Runtime>(self) {
-        close::<R>(&self.shared, Some(self.linger)).await;
+        let _ = close::<R>(&self.shared, Some(self.linger)).await;
     }
 }
 
 /// Closes the core, waits up to `linger` (None: forever) until everything queued has been
 /// written, then stops every connection, listener and timer of the socket.
-pub(crate) async fn close<R: Runtime>(shared: &Arc<Shared>, linger: Option<std::time::Duration>) {
+pub(crate) async fn close<R: Runtime>(
+    shared: &Arc<Shared>,
+    linger: Option<std::time::Duration>,
+) -> bool {
     shared.with(|st| st.core.close());
     let deadline = linger.map(|l| R::now() + l);
-    loop {
+    let flushed = loop {
         let pending = {
             let st = shared.lock();
             st.core.has_pending_output()
@@ -395,12 +398,15 @@ pub(crate) async fn close<R: Runtime>(shared: &Arc<Shared>, linger: Option<std::
                     .values()
                     .any(|s| s.unflushed.load(crate::socket::UNFLUSHED_ORDER) > 0)
         };
-        if !pending || deadline.is_some_and(|d| R::now() >= d) {
-            break;
+        if !pending {
+            break true;
+        }
+        if deadline.is_some_and(|d| R::now() >= d) {
+            break false;
         }
         let step = R::now() + std::time::Duration::from_millis(1);
         R::sleep_until(deadline.map_or(step, |d| d.min(step))).await;
-    }
+    };
     shared.with(|st| {
         for (_, s) in st.conns.drain() {
             s.raise(CLOSE);
@@ -411,4 +417,5 @@ pub(crate) async fn close<R: Runtime>(shared: &Arc<Shared>, linger: Option<std::
     });
     shared.timer.raise(CLOSE);
     crate::inproc::release_all(shared);
+    flushed
 }

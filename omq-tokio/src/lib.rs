@@ -30,8 +30,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{tcp, unix, TcpListener, TcpSocket, UnixListener, UnixStream};
 
 pub use omq_driver::{
-    Endpoint as ResolvedEndpoint, Error, EventKind, Message, Monitor as GenericMonitor,
-    MonitorEvent, Options, Part, SocketOption, SocketType, TrySendError,
+    generate_keypair, AuthReply, AuthRequest, Authenticator, Credentials, CurveAllowList,
+    CurveKeyPair, CurvePublicKey, CurveSecretKey, Endpoint as ResolvedEndpoint, Error, EventKind,
+    MechanismConfig, Message, MonitorEvent, Options, OsRng, Part, ReconnectStop, SocketOption,
+    SocketType, TrySendError,
 };
 
 /// A ZeroMQ socket on tokio.

@@ -266,17 +266,42 @@ async fn close_flushes_within_linger_and_drop_lingers_in_the_background() {
 }
 
 #[tokio::test]
-async fn linger_zero_close_returns_at_once_with_an_unreachable_peer() {
+async fn close_with_a_short_linger_reports_what_it_could_not_send() {
+    for linger in [Duration::ZERO, Duration::from_millis(100)] {
+        let push = Socket::new(SocketType::Push, Options::default().linger(Some(linger))).unwrap();
+        push.connect("tcp://127.0.0.1:9").await.unwrap();
+        push.send(Message::from("never delivered")).await.unwrap();
+        let start = std::time::Instant::now();
+        assert!(matches!(
+            within(push.close()).await,
+            Err(Error::LingerExpired)
+        ));
+        assert!(start.elapsed() >= linger && start.elapsed() < Duration::from_secs(5));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_waits_for_a_peer_that_is_not_up_yet() {
+    // connect, send, close before the peer exists: with the default (infinite) linger the
+    // message still goes out once the peer binds, as with libzmq.
+    let path = format!("ipc:///tmp/omq-tokio-late-peer-{}.sock", std::process::id());
     let push = Socket::new(
         SocketType::Push,
-        Options::default().linger(Some(Duration::ZERO)),
+        Options::default().reconnect_ivl(Some(Duration::from_millis(20))),
     )
     .unwrap();
-    push.connect("tcp://127.0.0.1:9").await.unwrap();
-    push.send(Message::from("never delivered")).await.unwrap();
-    let start = std::time::Instant::now();
-    within(push.close()).await.unwrap();
-    assert!(start.elapsed() < Duration::from_secs(2));
+    push.connect(&path).await.unwrap();
+    push.send(Message::from("for later")).await.unwrap();
+    let closing = tokio::spawn(push.close());
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!closing.is_finished(), "close must wait for the peer");
+    let pull = Socket::new(SocketType::Pull, Options::default()).unwrap();
+    pull.bind(&path).await.unwrap();
+    assert_eq!(
+        within(pull.recv()).await.unwrap(),
+        Message::from("for later")
+    );
+    within(closing).await.unwrap().unwrap();
 }
 
 #[tokio::test]

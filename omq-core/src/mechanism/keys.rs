@@ -112,9 +112,10 @@ impl CurveSecretKey {
         Ok(CurveSecretKey(*key_bytes(input)?))
     }
 
-    /// A key from its 40-character Z85 text.
+    /// A key from its 40-character Z85 text (nothing else: 32 raw bytes are refused here,
+    /// so a mistyped key cannot pass as a binary one).
     pub fn from_z85(text: &str) -> Result<Self, ConfigError> {
-        CurveSecretKey::from_slice(text.as_bytes())
+        Ok(CurveSecretKey(z85::decode_key(text)?))
     }
 
     /// A fresh random key from the caller's cryptographic RNG.
