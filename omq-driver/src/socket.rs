@@ -315,6 +315,32 @@ impl<R: Runtime> Socket<R> {
         Ok(())
     }
 
+    /// A one-line-per-pipe dump of the socket's state, for diagnosing a stuck socket.
+    #[doc(hidden)]
+    pub fn debug_dump(&self) -> String {
+        let st = self.shared().lock();
+        let mut out = format!(
+            "{} send_waiters={} recv_waiters={} conns={}\n",
+            self.socket_type(),
+            st.send_waiters,
+            st.recv_waiters,
+            st.conns.len()
+        );
+        for p in st.core.pipes().iter() {
+            out += &format!(
+                "  pipe {} {:?} out={} in={} paused={} queued_for_read={} flush_requested={}\n",
+                p.id.raw(),
+                p.state,
+                p.out.len(),
+                p.inbound.len(),
+                p.read_paused,
+                p.queued_for_read,
+                p.flush_requested
+            );
+        }
+        out
+    }
+
     /// The socket's options.
     pub fn options(&self) -> Options {
         self.shared().lock().core.options().clone()

@@ -242,7 +242,15 @@ impl<R: Runtime> ConnectionTask<R> {
         let mut in_write = 0usize;
         let end = loop {
             // After every input, drain every output.
-            if shared.with(|st| conn.pull(&mut st.core)).is_err() {
+            // What leaves the pipe is counted as unflushed in the same critical section, so a
+            // closing socket never sees "pipe empty" before it sees the bytes it still owes.
+            let pulled = shared.with(|st| {
+                let r = conn.pull(&mut st.core);
+                let owed = conn.queued_transmit() + pending_bytes + in_write;
+                signal.unflushed.store(owed, Ordering::Release);
+                r
+            });
+            if pulled.is_err() {
                 break End::Lost(CloseReason::Eof);
             }
             // Take from the session only what the next write carries: the rest stays queued
