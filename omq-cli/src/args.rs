@@ -309,6 +309,16 @@ fn check(cli: Cli) -> Result<Config, Failure> {
     if !cli.subscribe.is_empty() && !matches!(t, T::Sub | T::XSub) {
         return Err(usage("--subscribe is for sub and xsub sockets"));
     }
+    if let Some(ep) = cli
+        .bind
+        .iter()
+        .chain(&cli.connect)
+        .find(|ep| ep.starts_with("inproc://"))
+    {
+        return Err(usage(format!(
+            "{ep}: inproc:// only reaches sockets in the same process; use ipc:// between processes"
+        )));
+    }
     if cli.count == Some(0) {
         return Err(usage("-n COUNT must be at least 1"));
     }

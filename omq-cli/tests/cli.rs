@@ -444,6 +444,7 @@ fn bad_endpoints_exit_2() {
         "port",
     );
     assert_usage_error(&["push", "--connect", "127.0.0.1:5", "--send"], "transport");
+    assert_usage_error(&["push", "--connect", "inproc://x", "--send"], "use ipc://");
     assert_usage_error(
         &["pull", "--bind", "ipc:///nonexistent-dir/x.sock", "--recv"],
         "cannot bind",
