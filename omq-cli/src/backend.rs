@@ -1,0 +1,44 @@
+//! The runtimes `omq` can run on. The socket code ([`crate::run::run`]) is generic over
+//! omq-driver's `Runtime`; a backend only has to say how to start its executor, so adding one
+//! is a name in [`Backend::from_name`] and an arm in [`Backend::run`].
+
+use crate::args::Config;
+use crate::Failure;
+
+/// Backends that are planned but not built yet.
+const PLANNED: [&str; 3] = ["compio", "glommio", "monoio"];
+
+/// A runtime to run the socket on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Backend {
+    /// omq-tokio, on a current-thread tokio runtime.
+    Tokio,
+}
+
+impl Backend {
+    /// The backend called `name` (any case).
+    pub(crate) fn from_name(name: &str) -> Result<Backend, Failure> {
+        let lower = name.to_ascii_lowercase();
+        match lower.as_str() {
+            "tokio" => Ok(Backend::Tokio),
+            n if PLANNED.contains(&n) => {
+                Err(Failure::Usage(format!("backend {n} is not available yet")))
+            }
+            _ => Err(Failure::Usage(format!(
+                "unknown backend {name:?} (available: tokio; planned: {})",
+                PLANNED.join(", ")
+            ))),
+        }
+    }
+
+    /// Runs `config` to the end on this backend.
+    pub(crate) fn run(self, config: Config) -> Result<(), Failure> {
+        match self {
+            Backend::Tokio => tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| Failure::Other(format!("cannot start tokio: {e}")))?
+                .block_on(crate::run::run::<omq_tokio::Tokio>(config)),
+        }
+    }
+}
