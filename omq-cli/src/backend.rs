@@ -6,13 +6,15 @@ use crate::args::Config;
 use crate::Failure;
 
 /// Backends that are planned but not built yet.
-const PLANNED: [&str; 3] = ["compio", "glommio", "monoio"];
+const PLANNED: [&str; 2] = ["glommio", "monoio"];
 
 /// A runtime to run the socket on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Backend {
     /// omq-tokio, on a current-thread tokio runtime.
     Tokio,
+    /// omq-compio (io_uring, or epoll where io_uring is unavailable).
+    Compio,
 }
 
 impl Backend {
@@ -21,11 +23,12 @@ impl Backend {
         let lower = name.to_ascii_lowercase();
         match lower.as_str() {
             "tokio" => Ok(Backend::Tokio),
+            "compio" => Ok(Backend::Compio),
             n if PLANNED.contains(&n) => {
                 Err(Failure::Usage(format!("backend {n} is not available yet")))
             }
             _ => Err(Failure::Usage(format!(
-                "unknown backend {name:?} (available: tokio; planned: {})",
+                "unknown backend {name:?} (available: tokio, compio; planned: {})",
                 PLANNED.join(", ")
             ))),
         }
@@ -39,6 +42,10 @@ impl Backend {
                 .build()
                 .map_err(|e| Failure::Other(format!("cannot start tokio: {e}")))?
                 .block_on(crate::run::run::<omq_tokio::Tokio>(config)),
+            Backend::Compio => compio::runtime::RuntimeBuilder::new()
+                .build()
+                .map_err(|e| Failure::Other(format!("cannot start compio: {e}")))?
+                .block_on(crate::run::run::<omq_compio::Compio>(config)),
         }
     }
 }

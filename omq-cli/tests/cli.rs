@@ -975,3 +975,49 @@ fn libzmq_plain_client_to_omq() {
     assert_eq!(pull.lines(1), ["plain"]);
     pull.success();
 }
+
+// ---------------------------------------------------------------------------------------------
+// Other backends
+
+/// Each backend, to and from libzmq and to and from the tokio backend.
+fn backend_both_ways(backend: &str) {
+    let mut z = libzmq();
+    // omq --backend X PUSH -> libzmq PULL.
+    z.socket(1, "PULL").unwrap();
+    let ep = z.bind(1, "tcp://127.0.0.1:*").unwrap();
+    let mut push = omq(&["push", "--backend", backend, "--connect", &ep, "--send"]).input("x\ny\n");
+    assert_eq!(strings(z.recv(1, T).unwrap()), ["x"]);
+    assert_eq!(strings(z.recv(1, T).unwrap()), ["y"]);
+    push.success();
+    // libzmq REQ -> omq --backend X REP --echo.
+    let ep = ipc(&format!("rep-{backend}"));
+    let mut rep = omq(&[
+        "rep",
+        "--backend",
+        backend,
+        "--bind",
+        &ep,
+        "--recv",
+        "--echo",
+        "-n",
+        "1",
+    ]);
+    z.socket(2, "REQ").unwrap();
+    z.connect(2, &ep).unwrap();
+    z.send(2, &[b"ping"]).unwrap();
+    assert_eq!(strings(z.recv(2, T).unwrap()), ["ping"]);
+    assert_eq!(rep.lines(1), ["ping"]);
+    rep.success();
+    // tokio PULL <- X PUSH.
+    let ep = free_tcp();
+    let mut pull = omq(&["pull", "--bind", &ep, "--recv", "-n", "2"]);
+    let mut push = omq(&["push", "--backend", backend, "--connect", &ep, "--send"]).input("1\n2\n");
+    assert_eq!(pull.lines(2), ["1", "2"]);
+    pull.success();
+    push.success();
+}
+
+#[test]
+fn compio_backend_both_ways() {
+    backend_both_ways("compio");
+}
