@@ -3,10 +3,14 @@
 //! omq on monoio: io_uring with owned buffers, or monoio's epoll (`legacy`) driver where
 //! io_uring is unavailable (`FusionDriver` picks; both are supported), one runtime per thread.
 //! Sockets are used from inside a monoio runtime built with `enable_timer()` (omq needs
-//! timers). Monoio is thread-per-core: every background task of a socket (connections,
-//! listeners, timers) is `!Send` and runs on the runtime of the thread that started it. Dropping
-//! a socket's last handle starts its background close, so drop it inside the runtime, and
-//! `close().await` before the runtime ends when queued messages must get out.
+//! timers). Monoio is thread-per-core and so is this backend: every background task of a socket
+//! (connections, listeners, timers) is `!Send` and runs on the runtime of the thread whose call
+//! started it, so use each socket from one runtime thread. (The `Socket` handle is only shared
+//! state behind a lock, so the type is nominally `Send + Sync`; a socket used from several
+//! threads spreads its tasks over their runtimes, which works but is not the model.) Dropping
+//! a socket's last handle starts its background close, so drop it inside the runtime (outside
+//! one, monoio panics), and `close().await` before the runtime ends when queued messages must
+//! get out.
 //!
 //! ```no_run
 //! use omq_monoio::{Message, Options, Socket, SocketType};
