@@ -65,3 +65,36 @@ impl Backend for CompioPollBackend {
             .block_on(f)
     }
 }
+
+/// omq-monoio with the driver monoio picks (`FusionDriver`: io_uring where the kernel allows
+/// it), with timers enabled as omq needs.
+#[derive(Debug)]
+pub struct MonoioBackend;
+
+impl Backend for MonoioBackend {
+    type R = omq_monoio::Monoio;
+    const NAME: &'static str = "monoio";
+    fn block_on<F: Future>(f: F) -> F::Output {
+        monoio::RuntimeBuilder::<monoio::FusionDriver>::new()
+            .enable_timer()
+            .build()
+            .expect("monoio runtime")
+            .block_on(f)
+    }
+}
+
+/// omq-monoio forced onto monoio's legacy (epoll) driver, as where io_uring is unavailable.
+#[derive(Debug)]
+pub struct MonoioLegacyBackend;
+
+impl Backend for MonoioLegacyBackend {
+    type R = omq_monoio::Monoio;
+    const NAME: &'static str = "monoio-legacy";
+    fn block_on<F: Future>(f: F) -> F::Output {
+        monoio::RuntimeBuilder::<monoio::LegacyDriver>::new()
+            .enable_timer()
+            .build()
+            .expect("monoio runtime")
+            .block_on(f)
+    }
+}

@@ -1,0 +1,9 @@
+//! Every interop scenario against libzmq, on omq-monoio (io_uring) and on its legacy (epoll)
+//! driver.
+
+mod io_uring {
+    conformance::interop_suite!(conformance::backend::MonoioBackend);
+}
+mod legacy {
+    conformance::interop_suite!(conformance::backend::MonoioLegacyBackend);
+}

@@ -1,0 +1,294 @@
+//! # omq-monoio
+//!
+//! omq on monoio: io_uring with owned buffers, or monoio's epoll (`legacy`) driver where
+//! io_uring is unavailable (`FusionDriver` picks; both are supported), one runtime per thread.
+//! Sockets are used from inside a monoio runtime built with `enable_timer()` (omq needs
+//! timers). Monoio is thread-per-core and so is this backend: every background task of a socket
+//! (connections, listeners, timers) is `!Send` and runs on the runtime of the thread whose call
+//! started it, so use each socket from one runtime thread. (The `Socket` handle is only shared
+//! state behind a lock, so the type is nominally `Send + Sync`; a socket used from several
+//! threads spreads its tasks over their runtimes, which works but is not the model.) Dropping
+//! a socket's last handle starts its background close, so drop it inside the runtime (outside
+//! one, monoio panics), and `close().await` before the runtime ends when queued messages must
+//! get out.
+//!
+//! ```no_run
+//! use omq_monoio::{Message, Options, Socket, SocketType};
+//! # async fn demo() -> Result<(), omq_monoio::Error> {
+//! let pull = Socket::new(SocketType::Pull, Options::default())?;
+//! let ep = pull.bind("tcp://127.0.0.1:0").await?;
+//! let push = Socket::new(SocketType::Push, Options::default().send_hwm(10_000))?;
+//! push.connect(&ep.to_string()).await?;
+//! push.send(Message::from("hello")).await?;
+//! let msg: Message = pull.recv().await?;
+//! # Ok(()) }
+//! // On a thread of its own:
+//! // monoio::RuntimeBuilder::<monoio::FusionDriver>::new().enable_timer().build()?.block_on(demo())
+//! ```
+//!
+//! This crate only implements omq-driver's executor traits for monoio; every rule lives in
+//! omq-core and the driver. Reads go straight into the driver's `BytesMut` (appended after its
+//! current length, no copy); writes hand the driver's `Bytes` chunks to one `writev`.
+
+use std::future::Future;
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::time::Instant;
+
+use bytes::{Bytes, BytesMut};
+use monoio::buf::{IoBufMut, IoVecBuf};
+use monoio::io::{AsyncReadRent, AsyncWriteRent, OwnedReadHalf, OwnedWriteHalf, Splitable};
+use monoio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
+use omq_core::endpoint::{Endpoint, Host};
+use omq_driver::net;
+use omq_driver::{Listener, ReadHalf, Runtime, Task, WriteHalf};
+
+pub use omq_driver::{
+    Endpoint as ResolvedEndpoint, Error, EventKind, Message, Monitor as GenericMonitor,
+    MonitorEvent, Options, Part, SocketOption, SocketType, TrySendError,
+};
+
+/// A ZeroMQ socket on monoio.
+pub type Socket = omq_driver::Socket<Monoio>;
+
+/// A stream of monitor events.
+pub type Monitor = omq_driver::Monitor<Monoio>;
+
+/// The monoio runtime, for omq-driver.
+#[derive(Debug, Clone, Copy)]
+pub struct Monoio;
+
+/// Reading half of a tcp or ipc stream.
+#[derive(Debug)]
+pub enum Reader {
+    /// TCP.
+    Tcp(OwnedReadHalf<TcpStream>),
+    /// Unix domain socket.
+    Ipc(OwnedReadHalf<UnixStream>),
+}
+
+/// Writing half of a tcp or ipc stream (shuts down writing when dropped, as tokio's does).
+#[derive(Debug)]
+pub enum Writer {
+    /// TCP.
+    Tcp(OwnedWriteHalf<TcpStream>),
+    /// Unix domain socket.
+    Ipc(OwnedWriteHalf<UnixStream>),
+}
+
+/// A bound listener.
+#[derive(Debug)]
+pub enum MonoioListener {
+    /// TCP.
+    Tcp(TcpListener),
+    /// Unix domain socket, with its path removed when dropped.
+    Ipc(UnixListener, net::IpcPath),
+}
+
+fn tcp_halves(s: TcpStream) -> io::Result<(Reader, Writer)> {
+    s.set_nodelay(true)?;
+    let (r, w) = s.into_split();
+    Ok((Reader::Tcp(r), Writer::Tcp(w)))
+}
+
+fn ipc_halves(s: UnixStream) -> (Reader, Writer) {
+    let (r, w) = s.into_split();
+    (Reader::Ipc(r), Writer::Ipc(w))
+}
+
+/// Whether a descriptor handed to monoio must be non-blocking: its legacy driver needs that,
+/// its io_uring driver works on blocking ones (the sockets monoio makes itself are blocking
+/// there, and io_uring may hand EAGAIN back for an `O_NONBLOCK` descriptor instead of waiting).
+fn nonblocking() -> bool {
+    monoio::utils::is_legacy()
+}
+
+impl ReadHalf for Reader {
+    async fn read(mut self, mut buf: BytesMut) -> (Self, BytesMut, io::Result<usize>) {
+        // A full buffer would read 0 bytes, which means end of stream: grow it first, as
+        // tokio's `read_buf` does.
+        if buf.len() == buf.capacity() {
+            buf.reserve(omq_driver::tasks::READ_SIZE);
+        }
+        // monoio's `BytesMut` reads at offset 0; a view from `len` to the capacity makes the
+        // kernel append after the bytes the driver has not consumed yet, and the length grows
+        // by what arrived.
+        let len = buf.len();
+        let spare = buf.slice_mut(len..);
+        let (r, spare) = match &mut self {
+            Reader::Tcp(s) => s.read(spare).await,
+            Reader::Ipc(s) => s.read(spare).await,
+        };
+        (self, spare.into_inner(), r)
+    }
+
+    fn peer_address(&self) -> Option<String> {
+        match self {
+            Reader::Tcp(h) => h.peer_addr().ok().map(|a| a.ip().to_string()),
+            Reader::Ipc(_) => None,
+        }
+    }
+}
+
+/// Most iovecs one `writev` takes (Linux's UIO_MAXIOV).
+const IOV_MAX: usize = 1024;
+
+/// The driver's chunks and their iovecs, owned together: if the write's future is dropped
+/// while io_uring still holds the operation, monoio keeps this alive until the kernel is done,
+/// so the memory the iovecs point to stays valid.
+struct Chunks {
+    iovecs: Vec<libc::iovec>,
+    chunks: Vec<Bytes>,
+}
+
+impl Chunks {
+    fn new(chunks: Vec<Bytes>) -> Chunks {
+        let iovecs = chunks
+            .iter()
+            .take(IOV_MAX)
+            .map(|c| libc::iovec {
+                iov_base: c.as_ptr() as *mut libc::c_void,
+                iov_len: c.len(),
+            })
+            .collect();
+        Chunks { iovecs, chunks }
+    }
+}
+
+// SAFETY: the iovecs point into the heap data of the `Bytes` in `chunks`, which this value
+// owns and never changes; that data does not move when `Chunks` (or its vectors) moves, and
+// `Bytes` never mutates it. The iovec array itself is a heap allocation that stays put.
+#[allow(unsafe_code)]
+unsafe impl IoVecBuf for Chunks {
+    fn read_iovec_ptr(&self) -> *const libc::iovec {
+        self.iovecs.as_ptr()
+    }
+
+    fn read_iovec_len(&self) -> usize {
+        self.iovecs.len()
+    }
+}
+
+impl WriteHalf for Writer {
+    /// One `writev`, returning what it wrote: the driver keeps the rest after a partial write
+    /// (monoio's `write_vectored_all` would resend what was already written).
+    async fn write(mut self, chunks: Vec<Bytes>) -> (Self, Vec<Bytes>, io::Result<usize>) {
+        let iov = Chunks::new(chunks);
+        let (r, iov) = match &mut self {
+            Writer::Tcp(s) => s.writev(iov).await,
+            Writer::Ipc(s) => s.writev(iov).await,
+        };
+        (self, iov.chunks, r)
+    }
+}
+
+impl Listener<Monoio> for MonoioListener {
+    async fn accept(self) -> (Self, io::Result<(Reader, Writer)>) {
+        let r = match &self {
+            MonoioListener::Tcp(l) => l.accept().await.and_then(|(s, _)| tcp_halves(s)),
+            MonoioListener::Ipc(l, _) => l.accept().await.map(|(s, _)| ipc_halves(s)),
+        };
+        (self, r)
+    }
+}
+
+/// Runs `f` on a short-lived thread when `host` is a name to look up (the system resolver
+/// blocks, and monoio's `spawn_blocking` needs a pool the user may not have attached), and
+/// inline for literal addresses and `*`.
+async fn off_thread_for_names<T: Send + 'static>(
+    host: &Host,
+    f: impl FnOnce() -> io::Result<T> + Send + 'static,
+) -> io::Result<T> {
+    match host {
+        Host::Name(name) if name.parse::<IpAddr>().is_err() => {
+            let (tx, rx) = futures_channel::oneshot::channel();
+            std::thread::Builder::new()
+                .name("omq-resolve".into())
+                .spawn(move || {
+                    let _ = tx.send(f());
+                })?;
+            rx.await
+                .map_err(|_| io::Error::other("the resolver thread died"))?
+        }
+        _ => f(),
+    }
+}
+
+async fn connect_tcp(host: &Host, port: u16) -> io::Result<(Reader, Writer)> {
+    let h = host.clone();
+    let addrs: Vec<SocketAddr> = off_thread_for_names(host, move || net::resolve(&h, port)).await?;
+    let mut last = io::Error::new(io::ErrorKind::NotFound, "no address to connect to");
+    for addr in addrs {
+        // monoio's own connect (an io_uring op, or a non-blocking connect on epoll) makes the
+        // socket the way its driver wants it; TCP_NODELAY is set on the result.
+        match TcpStream::connect_addr(addr).await {
+            Ok(s) => return tcp_halves(s),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+fn not_a_stream(other: &Endpoint) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!("{} is not a stream transport", other.transport()),
+    )
+}
+
+impl Runtime for Monoio {
+    type Reader = Reader;
+    type Writer = Writer;
+    type Listener = MonoioListener;
+
+    /// Spawns on the current thread's monoio runtime. Dropping monoio's `JoinHandle` detaches
+    /// the task (it does not cancel it). Panics outside a monoio runtime.
+    fn spawn(task: Task<Self>) {
+        drop(monoio::spawn(task.run()));
+    }
+
+    fn now() -> Instant {
+        Instant::now()
+    }
+
+    fn sleep_until(deadline: Instant) -> impl Future<Output = ()> {
+        monoio::time::sleep_until(monoio::time::Instant::from_std(deadline))
+    }
+
+    async fn connect(endpoint: &Endpoint) -> io::Result<(Reader, Writer)> {
+        match endpoint {
+            Endpoint::Tcp { host, port } => connect_tcp(host, *port).await,
+            Endpoint::Ipc(path) => {
+                // Made with std (abstract names included); a local connect does not wait.
+                let addr = net::ipc_addr(path)?;
+                let s = std::os::unix::net::UnixStream::connect_addr(&addr)?;
+                s.set_nonblocking(nonblocking())?;
+                Ok(ipc_halves(UnixStream::from_std(s)?))
+            }
+            other => Err(not_a_stream(other)),
+        }
+    }
+
+    async fn bind(endpoint: &Endpoint) -> io::Result<(MonoioListener, String)> {
+        // Listeners come from omq-driver's helpers (socket2/std), not monoio's `bind`, whose
+        // SO_REUSEPORT this kernel refuses on Unix sockets.
+        match endpoint {
+            Endpoint::Tcp { host, port } => {
+                let (h, port) = (host.clone(), *port);
+                let (l, resolved) =
+                    off_thread_for_names(host, move || net::tcp_listener(&h, port)).await?;
+                l.set_nonblocking(nonblocking())?;
+                Ok((MonoioListener::Tcp(TcpListener::from_std(l)?), resolved))
+            }
+            Endpoint::Ipc(path) => {
+                let (l, guard, resolved) = net::ipc_listener(path)?;
+                l.set_nonblocking(nonblocking())?;
+                Ok((
+                    MonoioListener::Ipc(UnixListener::from_std(l)?, guard),
+                    resolved,
+                ))
+            }
+            other => Err(not_a_stream(other)),
+        }
+    }
+}
