@@ -1,7 +1,9 @@
 //! Runs the whole conformance suite on a runtime and prints the report.
-//! `cargo run -p conformance --example check_runtime -- [tokio|compio|compio-poll|async-io]`
+//! `cargo run -p conformance --example check_runtime -- [tokio|compio|compio-poll|monoio|monoio-legacy|async-io]`
 
-use conformance::backend::{CompioBackend, CompioPollBackend, TokioBackend};
+use conformance::backend::{
+    CompioBackend, CompioPollBackend, MonoioBackend, MonoioLegacyBackend, TokioBackend,
+};
 use conformance::plugged::AsyncIoBackend;
 use conformance::report::run_suite;
 
@@ -11,6 +13,8 @@ fn main() {
         "tokio" => run_suite::<TokioBackend>(),
         "compio" => run_suite::<CompioBackend>(),
         "compio-poll" => run_suite::<CompioPollBackend>(),
+        "monoio" => run_suite::<MonoioBackend>(),
+        "monoio-legacy" => run_suite::<MonoioLegacyBackend>(),
         "async-io" => run_suite::<AsyncIoBackend>(),
         other => {
             eprintln!("unknown runtime {other}");

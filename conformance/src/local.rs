@@ -104,7 +104,15 @@ async fn run_on<R: Runtime>(p: Pairing, t: LocalTransport) {
             let (pull, push) = pair::<R>(S::Pull, S::Push, t, false).await;
             for m in msgs() {
                 push.send(m.clone()).await.unwrap();
-                assert_eq!(pull.recv().await.unwrap(), m);
+                let got = pull.recv().await.unwrap();
+                assert_eq!(got, m);
+                // Connection properties come with the handshake; inproc has none, as in libzmq.
+                if t != LocalTransport::Inproc {
+                    assert_eq!(got.property("Socket-Type"), Some(&b"PUSH"[..]));
+                }
+                if t == LocalTransport::Tcp {
+                    assert_eq!(got.property("Peer-Address"), Some(&b"127.0.0.1"[..]));
+                }
             }
         }
         Pairing::ReqRep => {

@@ -77,7 +77,7 @@ struct Cli {
     #[arg(short = 'n', long = "count", value_name = "COUNT")]
     count: Option<u64>,
 
-    /// Runtime to run on: tokio (compio, glommio and monoio are not available yet).
+    /// Runtime to run on: tokio (default), compio or monoio (glommio is not available yet).
     #[arg(long, value_name = "NAME", default_value = "tokio")]
     backend: String,
 
@@ -587,9 +587,9 @@ mod tests {
                 "tcp://a:1",
                 "--recv",
                 "--backend",
-                "monoio"
+                "glommio"
             ]),
-            "backend monoio is not available yet"
+            "backend glommio is not available yet"
         );
         assert!(usage_text(&["Bogus", "--bind", "x", "--recv"]).contains("unknown socket type"));
     }

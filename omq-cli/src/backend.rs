@@ -6,7 +6,7 @@ use crate::args::Config;
 use crate::Failure;
 
 /// Backends that are planned but not built yet.
-const PLANNED: [&str; 2] = ["glommio", "monoio"];
+const PLANNED: [&str; 1] = ["glommio"];
 
 /// A runtime to run the socket on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,6 +15,8 @@ pub(crate) enum Backend {
     Tokio,
     /// omq-compio (io_uring, or epoll where io_uring is unavailable).
     Compio,
+    /// omq-monoio (io_uring, or epoll where io_uring is unavailable).
+    Monoio,
 }
 
 impl Backend {
@@ -24,11 +26,12 @@ impl Backend {
         match lower.as_str() {
             "tokio" => Ok(Backend::Tokio),
             "compio" => Ok(Backend::Compio),
+            "monoio" => Ok(Backend::Monoio),
             n if PLANNED.contains(&n) => {
                 Err(Failure::Usage(format!("backend {n} is not available yet")))
             }
             _ => Err(Failure::Usage(format!(
-                "unknown backend {name:?} (available: tokio, compio; planned: {})",
+                "unknown backend {name:?} (available: tokio, compio, monoio; planned: {})",
                 PLANNED.join(", ")
             ))),
         }
@@ -46,6 +49,11 @@ impl Backend {
                 .build()
                 .map_err(|e| Failure::Other(format!("cannot start compio: {e}")))?
                 .block_on(crate::run::run::<omq_compio::Compio>(config)),
+            Backend::Monoio => monoio::RuntimeBuilder::<monoio::FusionDriver>::new()
+                .enable_timer()
+                .build()
+                .map_err(|e| Failure::Other(format!("cannot start monoio: {e}")))?
+                .block_on(crate::run::run::<omq_monoio::Monoio>(config)),
         }
     }
 }

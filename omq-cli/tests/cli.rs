@@ -1021,3 +1021,8 @@ fn backend_both_ways(backend: &str) {
 fn compio_backend_both_ways() {
     backend_both_ways("compio");
 }
+
+#[test]
+fn monoio_backend_both_ways() {
+    backend_both_ways("monoio");
+}

@@ -107,6 +107,13 @@ impl ReadHalf for Reader {
         };
         (self, spare.into_inner(), r)
     }
+
+    fn peer_address(&self) -> Option<String> {
+        match self {
+            Reader::Tcp(s) => s.peer_addr().ok().map(|a| a.ip().to_string()),
+            Reader::Ipc(_) => None,
+        }
+    }
 }
 
 impl WriteHalf for Writer {
