@@ -7,7 +7,9 @@ use bytes::{Bytes, BytesMut};
 use futures_util::future::{select, Either};
 use futures_util::StreamExt;
 use omq_driver::{Endpoint, ReadHalf, Runtime, WriteHalf};
-use omq_glommio::{Error, EventKind, Glommio, Message, Options, Socket, SocketType};
+use omq_glommio::{
+    Error, EventKind, Glommio, Message, Options, Reader, Socket, SocketType, Writer,
+};
 
 /// Upper bound for anything a test waits on.
 const T: Duration = Duration::from_secs(10);
@@ -40,6 +42,8 @@ on_glommio!(
     io_uring_is_checked_before_the_executor_starts,
     spawned_tasks_outlive_their_dropped_handles,
     reads_append_after_unconsumed_bytes_and_writes_are_vectored,
+    a_read_and_a_blocked_write_pend_at_once_on_one_stream,
+    a_refused_connect_says_so,
     push_pull_over_tcp_and_ipc,
     host_names_resolve_off_the_io_thread,
     many_messages_from_spawned_tasks,
@@ -114,6 +118,91 @@ async fn reads_append_after_unconsumed_bytes_and_writes_are_vectored(_: &str) {
     let (_r, buf, n) = r.read(full).await;
     assert_eq!(n.unwrap(), 1);
     assert_eq!(&buf[..], b"xy!");
+}
+
+/// A connected pair of raw streams over `ep`: (client reader, client writer, server reader,
+/// server writer).
+async fn raw_pair(ep: &str) -> (Reader, Writer, Reader, Writer) {
+    let (listener, bound) = Glommio::bind(&ep.parse().unwrap()).await.unwrap();
+    let accept = glommio::spawn_local(omq_driver::Listener::<Glommio>::accept(listener));
+    let (cr, cw) = Glommio::connect(&bound.parse().unwrap()).await.unwrap();
+    let (_listener, accepted) = accept.await;
+    let (sr, sw) = accepted.unwrap();
+    (cr, cw, sr, sw)
+}
+
+async fn a_read_and_a_blocked_write_pend_at_once_on_one_stream(tag: &str) {
+    // The driver keeps a read in flight while a write waits for room, on the one stream both
+    // halves share. Here the client's write outgrows the socket buffers while its read waits;
+    // the server drains (checking every byte arrives once, in order, across partial writes
+    // and the wait for writability), then answers, and both client operations complete.
+    const TOTAL: usize = 16 << 20;
+    for ep in [
+        "tcp://127.0.0.1:0".to_string(),
+        format!("ipc://@omq-glommio-basic-pend-{tag}"),
+    ] {
+        let (cr, cw, mut sr, sw) = raw_pair(&ep).await;
+        let pattern: Bytes = (0..TOTAL).map(|i| (i % 251) as u8).collect();
+        let expected = pattern.clone();
+        let chunk = move |from: usize, len: usize| pattern.slice(from..from + len);
+        let writes = async move {
+            let (mut w, mut sent, mut calls) = (cw, 0usize, 0u32);
+            while sent < TOTAL {
+                // Two chunks per call: a write that takes both proves the vectored path.
+                // Exactly TOTAL bytes in all, so the server reads them all.
+                let a = (TOTAL - sent).min(1 << 20);
+                let b = (TOTAL - sent - a).min(1 << 20);
+                let chunks = vec![chunk(sent, a), chunk(sent + a, b)];
+                let (w2, _, n) = w.write(chunks).await;
+                w = w2;
+                sent += n.unwrap();
+                calls += 1;
+            }
+            (w, calls)
+        };
+        let read = cr.read(BytesMut::with_capacity(64));
+        let server = async move {
+            glommio::timer::sleep(Duration::from_millis(50)).await;
+            let mut buf = BytesMut::with_capacity(1 << 16);
+            let mut seen = 0usize;
+            while seen < TOTAL {
+                let (r2, b2, n) = sr.read(buf).await;
+                assert!(n.unwrap() > 0, "early end of stream");
+                sr = r2;
+                buf = b2;
+                assert!(
+                    buf[..] == expected[seen..seen + buf.len()],
+                    "at byte {seen}"
+                );
+                seen += buf.len();
+                buf.clear();
+            }
+            let (_, _, n) = sw.write(vec![Bytes::from_static(b"done")]).await;
+            n.unwrap();
+            seen
+        };
+        let ((_w, calls), (_r, got, n), seen) =
+            within(async { futures_util::join!(writes, read, server) }).await;
+        assert_eq!(seen, TOTAL);
+        assert_eq!(&got[..n.unwrap()], b"done");
+        eprintln!("{ep}: {seen} bytes in {calls} write calls");
+    }
+}
+
+async fn a_refused_connect_says_so(_: &str) {
+    // The driver redials after a refusal and gives up on anything else: the kind must
+    // survive glommio's error type.
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = free.local_addr().unwrap().port();
+    drop(free);
+    let e = Glommio::connect(&format!("tcp://127.0.0.1:{port}").parse().unwrap())
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused);
+    let e = Glommio::connect(&"ipc:///tmp/omq-glommio-basic-nobody.sock".parse().unwrap())
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::NotFound);
 }
 
 async fn push_pull_over_tcp_and_ipc(tag: &str) {
