@@ -358,10 +358,24 @@ pub fn check_io_uring() -> io::Result<()> {
     }
 }
 
+/// The locked-memory limit (RLIMIT_MEMLOCK) glommio's executor refuses to start below,
+/// whatever its `io_memory`.
+pub const MIN_MEMLOCK: u64 = 512 * 1024;
+
 /// A glommio executor on the current thread, not pinned to a CPU, with [`IO_MEMORY`], after
-/// [`check_io_uring`].
+/// [`check_io_uring`] and a check of the locked-memory limit ([`MIN_MEMLOCK`]).
 pub fn executor() -> io::Result<LocalExecutor> {
     check_io_uring()?;
+    let (memlock, _) = rlimit::getrlimit(rlimit::Resource::MEMLOCK)?;
+    if memlock < MIN_MEMLOCK {
+        return Err(io::Error::new(
+            io::ErrorKind::OutOfMemory,
+            format!(
+                "glommio needs a locked-memory limit of at least {MIN_MEMLOCK} bytes; \
+                 RLIMIT_MEMLOCK is {memlock} (raise `ulimit -l`)"
+            ),
+        ));
+    }
     LocalExecutorBuilder::new(Placement::Unbound)
         .io_memory(IO_MEMORY)
         .make()
