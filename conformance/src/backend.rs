@@ -98,3 +98,15 @@ impl Backend for MonoioLegacyBackend {
             .block_on(f)
     }
 }
+
+/// omq-glommio on a glommio executor on the test's thread (io_uring, thread-per-core).
+#[derive(Debug)]
+pub struct GlommioBackend;
+
+impl Backend for GlommioBackend {
+    type R = omq_glommio::Glommio;
+    const NAME: &'static str = "glommio";
+    fn block_on<F: Future>(f: F) -> F::Output {
+        omq_glommio::block_on(f).expect("glommio executor")
+    }
+}

@@ -1,0 +1,3 @@
+//! omq-to-omq scenarios over tcp, ipc and inproc, on omq-glommio.
+
+conformance::local_suite!(conformance::backend::GlommioBackend);
