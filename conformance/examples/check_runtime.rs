@@ -1,8 +1,9 @@
 //! Runs the whole conformance suite on a runtime and prints the report.
-//! `cargo run -p conformance --example check_runtime -- [tokio|compio|compio-poll|monoio|monoio-legacy|async-io]`
+//! `cargo run -p conformance --example check_runtime -- [tokio|compio|compio-poll|monoio|monoio-legacy|glommio|async-io]`
 
 use conformance::backend::{
-    CompioBackend, CompioPollBackend, MonoioBackend, MonoioLegacyBackend, TokioBackend,
+    CompioBackend, CompioPollBackend, GlommioBackend, MonoioBackend, MonoioLegacyBackend,
+    TokioBackend,
 };
 use conformance::plugged::AsyncIoBackend;
 use conformance::report::run_suite;
@@ -15,6 +16,7 @@ fn main() {
         "compio-poll" => run_suite::<CompioPollBackend>(),
         "monoio" => run_suite::<MonoioBackend>(),
         "monoio-legacy" => run_suite::<MonoioLegacyBackend>(),
+        "glommio" => run_suite::<GlommioBackend>(),
         "async-io" => run_suite::<AsyncIoBackend>(),
         other => {
             eprintln!("unknown runtime {other}");

@@ -77,7 +77,7 @@ struct Cli {
     #[arg(short = 'n', long = "count", value_name = "COUNT")]
     count: Option<u64>,
 
-    /// Runtime to run on: tokio (default), compio or monoio (glommio is not available yet).
+    /// Runtime to run on: tokio (default), compio, monoio or glommio.
     #[arg(long, value_name = "NAME", default_value = "tokio")]
     backend: String,
 
@@ -540,7 +540,7 @@ mod tests {
                 "tcp://a:1",
                 "--recv",
                 "--backend",
-                "glommio",
+                "quantum",
             ],
             &[
                 "pull",
@@ -587,9 +587,9 @@ mod tests {
                 "tcp://a:1",
                 "--recv",
                 "--backend",
-                "glommio"
+                "quantum"
             ]),
-            "backend glommio is not available yet"
+            "unknown backend \"quantum\" (available: tokio, compio, monoio, glommio)"
         );
         assert!(usage_text(&["Bogus", "--bind", "x", "--recv"]).contains("unknown socket type"));
     }

@@ -5,9 +5,6 @@
 use crate::args::Config;
 use crate::Failure;
 
-/// Backends that are planned but not built yet.
-const PLANNED: [&str; 1] = ["glommio"];
-
 /// A runtime to run the socket on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Backend {
@@ -17,6 +14,8 @@ pub(crate) enum Backend {
     Compio,
     /// omq-monoio (io_uring, or epoll where io_uring is unavailable).
     Monoio,
+    /// omq-glommio (io_uring only; a clear error where it is unavailable).
+    Glommio,
 }
 
 impl Backend {
@@ -27,12 +26,9 @@ impl Backend {
             "tokio" => Ok(Backend::Tokio),
             "compio" => Ok(Backend::Compio),
             "monoio" => Ok(Backend::Monoio),
-            n if PLANNED.contains(&n) => {
-                Err(Failure::Usage(format!("backend {n} is not available yet")))
-            }
+            "glommio" => Ok(Backend::Glommio),
             _ => Err(Failure::Usage(format!(
-                "unknown backend {name:?} (available: tokio, compio, monoio; planned: {})",
-                PLANNED.join(", ")
+                "unknown backend {name:?} (available: tokio, compio, monoio, glommio)"
             ))),
         }
     }
@@ -54,6 +50,10 @@ impl Backend {
                 .build()
                 .map_err(|e| Failure::Other(format!("cannot start monoio: {e}")))?
                 .block_on(crate::run::run::<omq_monoio::Monoio>(config)),
+            Backend::Glommio => {
+                omq_glommio::block_on(crate::run::run::<omq_glommio::Glommio>(config))
+                    .map_err(|e| Failure::Other(format!("cannot start glommio: {e}")))?
+            }
         }
     }
 }

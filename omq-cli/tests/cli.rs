@@ -468,17 +468,6 @@ fn bad_arguments_exit_2() {
             "tcp://127.0.0.1:1",
             "--recv",
             "--backend",
-            "glommio",
-        ],
-        "backend glommio is not available yet",
-    );
-    assert_usage_error(
-        &[
-            "pull",
-            "--bind",
-            "tcp://127.0.0.1:1",
-            "--recv",
-            "--backend",
             "nope",
         ],
         "unknown backend",
@@ -1025,4 +1014,9 @@ fn compio_backend_both_ways() {
 #[test]
 fn monoio_backend_both_ways() {
     backend_both_ways("monoio");
+}
+
+#[test]
+fn glommio_backend_both_ways() {
+    backend_both_ways("glommio");
 }

@@ -92,9 +92,7 @@ impl Drop for IpcPath {
 /// accepts on), but never one that is in use.
 pub fn ipc_listener(path: &str) -> io::Result<(UnixListener, IpcPath, String)> {
     let addr = ipc_addr(path)?;
-    let guard = if path.starts_with('@') {
-        IpcPath(None)
-    } else {
+    if !path.starts_with('@') {
         let p = PathBuf::from(path);
         if p.exists() {
             match UnixStream::connect(&p) {
@@ -107,9 +105,11 @@ pub fn ipc_listener(path: &str) -> io::Result<(UnixListener, IpcPath, String)> {
                 Err(_) => std::fs::remove_file(&p)?,
             }
         }
-        IpcPath(Some(p))
-    };
+    }
     let l = UnixListener::bind_addr(&addr)?;
     l.set_nonblocking(true)?;
+    // Only a file we bound ourselves is ours to remove: a bind that lost a race to another
+    // process must not delete that process's socket.
+    let guard = IpcPath((!path.starts_with('@')).then(|| PathBuf::from(path)));
     Ok((l, guard, format!("ipc://{path}")))
 }

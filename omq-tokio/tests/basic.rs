@@ -323,3 +323,26 @@ async fn operations_after_close_say_closed() {
         Err(Error::Closed)
     ));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_socket_still_delivers_to_a_peer_that_binds_soon_after() {
+    let path = format!("ipc:///tmp/omq-tokio-drop-late-{}.sock", std::process::id());
+    {
+        let push = Socket::new(
+            SocketType::Push,
+            Options::default().reconnect_ivl(Some(Duration::from_millis(20))),
+        )
+        .unwrap();
+        push.connect(&path).await.unwrap();
+        push.send(Message::from("sent, then dropped"))
+            .await
+            .unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let pull = Socket::new(SocketType::Pull, Options::default()).unwrap();
+    pull.bind(&path).await.unwrap();
+    assert_eq!(
+        within(pull.recv()).await.unwrap(),
+        Message::from("sent, then dropped")
+    );
+}
