@@ -427,9 +427,11 @@ fn omq_plain_client_speaks_libzmqs_plain() {
     let mut cfg = SessionConfig::new(SocketType::Req);
     cfg.mechanism = MechanismConfig::plain_client("admin", "password").unwrap();
     let mut s = connect(port, cfg);
+    // libzmq closes the connection, or (on a loaded machine, before its I/O thread gets to it)
+    // has not yet: either way the handshake must not succeed, and libzmq reports why.
     assert!(matches!(
-        s.handshake(T).unwrap_err(),
-        DriveError::Closed | DriveError::Io(_)
+        s.handshake(Duration::from_secs(3)).unwrap_err(),
+        DriveError::Closed | DriveError::Io(_) | DriveError::TimedOut
     ));
     assert_eq!(
         wait_event(&mut z, 1, "HANDSHAKE_FAILED"),
