@@ -17,3 +17,4 @@ pub mod local;
 pub mod plugged;
 pub mod report;
 pub mod scenarios;
+pub mod secure;

@@ -6,3 +6,7 @@ mod io_uring {
 mod poll {
     conformance::interop_suite!(conformance::backend::CompioPollBackend);
 }
+
+mod security {
+    conformance::secure_suite!(conformance::backend::CompioBackend);
+}

@@ -7,3 +7,7 @@ mod io_uring {
 mod legacy {
     conformance::interop_suite!(conformance::backend::MonoioLegacyBackend);
 }
+
+mod security {
+    conformance::secure_suite!(conformance::backend::MonoioBackend);
+}

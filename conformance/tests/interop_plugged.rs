@@ -16,3 +16,7 @@ fn the_suite_in_one_call_reports_every_scenario() {
     assert_eq!(report.failed(), 0, "{report}");
     assert!(report.to_string().contains("101 passed, 0 failed"));
 }
+
+mod security {
+    conformance::secure_suite!(conformance::plugged::AsyncIoBackend);
+}

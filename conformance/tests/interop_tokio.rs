@@ -1,3 +1,7 @@
 //! Every interop scenario against libzmq, on omq-tokio.
 
 conformance::interop_suite!(conformance::backend::TokioBackend);
+
+mod security {
+    conformance::secure_suite!(conformance::backend::TokioBackend);
+}

@@ -424,12 +424,35 @@ static void close_monitor(int id)
 
 /* Waits up to timeout_ms for `sock` to be readable.  1 = readable,
  * 0 = timed out, -1 = zmq error. */
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* zmq_poll may return before its timeout with nothing readable, when the socket's
+ * signalling descriptor fires for internal work (a ZAP exchange, a pipe being attached):
+ * poll again for what is left of the timeout. */
 static int wait_readable(void *sock, long timeout_ms)
 {
-    zmq_pollitem_t item = {sock, 0, ZMQ_POLLIN, 0};
-    int rc = zmq_poll(&item, 1, timeout_ms);
-    if (rc < 0) return -1;
-    return (item.revents & ZMQ_POLLIN) ? 1 : 0;
+    long long deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+    for (;;) {
+        zmq_pollitem_t item = {sock, 0, ZMQ_POLLIN, 0};
+        long left = deadline < 0 ? -1 : (long) (deadline - now_ms());
+        if (deadline >= 0 && left < 0)
+            left = 0;
+        int rc = zmq_poll(&item, 1, left);
+        if (rc < 0) {
+            if (zmq_errno() == EINTR)
+                continue;
+            return -1;
+        }
+        if (item.revents & ZMQ_POLLIN)
+            return 1;
+        if (deadline >= 0 && now_ms() >= deadline)
+            return 0;
+    }
 }
 
 /* Receives one whole multipart message and writes " PART PART ..." to

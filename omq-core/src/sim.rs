@@ -47,6 +47,8 @@ pub struct LinkConfig {
     pub latency: Duration,
     /// Stop delivering after this many bytes (the rest is lost silently).
     pub cut_after: Option<usize>,
+    /// Flip the lowest bit of the byte at this offset of the stream (tamper tests).
+    pub flip_at: Option<usize>,
 }
 
 impl Default for LinkConfig {
@@ -55,6 +57,7 @@ impl Default for LinkConfig {
             max_piece: usize::MAX,
             latency: Duration::ZERO,
             cut_after: None,
+            flip_at: None,
         }
     }
 }
@@ -88,7 +91,14 @@ impl Link {
                 Some(limit) => limit.saturating_sub(self.carried),
                 None => usize::MAX,
             };
-            let piece = piece.slice(..piece.len().min(allowed));
+            let mut piece = piece.slice(..piece.len().min(allowed));
+            if let Some(at) = self.config.flip_at {
+                if (self.carried..self.carried + piece.len()).contains(&at) {
+                    let mut bytes = piece.to_vec();
+                    bytes[at - self.carried] ^= 1;
+                    piece = Bytes::from(bytes);
+                }
+            }
             self.carried += piece.len();
             if !piece.is_empty() {
                 self.in_flight.push_back((at, piece));
