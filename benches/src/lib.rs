@@ -1,0 +1,15 @@
+//! The omq benchmark harness as a library: the cells of every implementation, the child-process
+//! runner, the run plan, the per-message cost counters and the report. The `omq-bench` binary
+//! (src/main.rs) drives them; see docs/PERFORMANCE.md.
+
+pub mod child;
+pub mod common;
+pub mod cost;
+pub mod libzmq;
+pub mod omq;
+pub mod plan;
+pub mod raw;
+pub mod report;
+pub mod spec;
+pub mod tables;
+pub mod zmqrs;

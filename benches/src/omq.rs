@@ -1,0 +1,193 @@
+//! omq on tokio: the cells of omq-tokio (one current-thread runtime per side) and
+//! omq-tokio-mt (both sides on one multi-threaded runtime).
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures_util::future::join_all;
+use omq_tokio::{Message, Options, Part, Socket, SocketType};
+use tokio::sync::{oneshot, watch};
+
+use crate::common::{self, Fanout, PubTimes, Samples, SubResult, ThrTimes};
+use crate::spec::{Cell, Pattern};
+
+fn socket(t: SocketType) -> Socket {
+    Socket::new(t, Options::default()).expect("socket")
+}
+
+/// A message holding a fresh copy of `payload` (the per-send copy every implementation makes).
+fn copy(payload: &[u8]) -> Message {
+    Message::from(Part::copy_from_slice(payload))
+}
+
+/// Runs one cell; `mt` picks the multi-threaded layout.
+pub fn run(cell: &Cell, mt: bool) -> Result<Samples, String> {
+    match cell.pattern {
+        Pattern::PushPull => Ok(push_pull(cell, mt)),
+        Pattern::ReqRep => Ok(req_rep(cell, mt)),
+        Pattern::PubSub => Ok(pub_sub(cell, mt)),
+    }
+}
+
+fn push_pull(cell: &Cell, mt: bool) -> Samples {
+    let (n, warm, size) = (cell.count, cell.warmup, cell.size);
+    let bind = common::bind_endpoint(cell);
+    let (ep_tx, ep_rx) = oneshot::channel::<String>();
+    let (ready_tx, ready_rx) = oneshot::channel::<()>();
+    let (done_tx, done_rx) = oneshot::channel::<()>();
+    let receiver = async move {
+        let pull = socket(SocketType::Pull);
+        let ep = pull.bind(&bind).await.expect("bind");
+        ep_tx.send(ep.to_string()).expect("endpoint");
+        for _ in 0..warm {
+            pull.recv().await.expect("recv");
+        }
+        ready_tx.send(()).expect("ready");
+        let m = pull.recv().await.expect("recv");
+        let first = Instant::now();
+        assert_eq!(m.byte_len(), size);
+        for _ in 1..n {
+            black_box(pull.recv().await.expect("recv"));
+        }
+        let last = Instant::now();
+        let _ = done_tx.send(());
+        (first, last)
+    };
+    let sender = async move {
+        let push = socket(SocketType::Push);
+        push.connect(&ep_rx.await.expect("endpoint"))
+            .await
+            .expect("connect");
+        let payload = common::payload(size);
+        for _ in 0..warm {
+            push.send(copy(&payload)).await.expect("send");
+        }
+        ready_rx.await.expect("ready");
+        let t0 = Instant::now();
+        for _ in 0..n {
+            push.send(copy(&payload)).await.expect("send");
+        }
+        // Keep this side's runtime (and so its connection task) alive until all arrived.
+        done_rx.await.expect("done");
+        t0
+    };
+    let ((first_recv, last_recv), first_send) = common::run_pair(mt, receiver, sender);
+    ThrTimes {
+        first_send,
+        first_recv,
+        last_recv,
+    }
+    .metrics(n)
+}
+
+fn req_rep(cell: &Cell, mt: bool) -> Samples {
+    let (n, warm, size) = (cell.count, cell.warmup, cell.size);
+    let total = n + warm;
+    let bind = common::bind_endpoint(cell);
+    let (ep_tx, ep_rx) = oneshot::channel::<String>();
+    let (done_tx, done_rx) = oneshot::channel::<()>();
+    let server = async move {
+        let rep = socket(SocketType::Rep);
+        let ep = rep.bind(&bind).await.expect("bind");
+        ep_tx.send(ep.to_string()).expect("endpoint");
+        for _ in 0..total {
+            let m = rep.recv().await.expect("recv");
+            rep.send(m).await.expect("send");
+        }
+        done_rx.await.expect("done");
+    };
+    let client = async move {
+        let req = socket(SocketType::Req);
+        req.connect(&ep_rx.await.expect("endpoint"))
+            .await
+            .expect("connect");
+        let payload = common::payload(size);
+        let mut rtts = Vec::with_capacity(n);
+        for i in 0..total {
+            let t = Instant::now();
+            req.send(copy(&payload)).await.expect("send");
+            let r = req.recv().await.expect("recv");
+            let dt = t.elapsed();
+            assert_eq!(r.byte_len(), size);
+            if i >= warm {
+                rtts.push(dt);
+            }
+        }
+        let _ = done_tx.send(());
+        rtts
+    };
+    let ((), mut rtts) = common::run_pair(mt, server, client);
+    common::latency_metrics(&mut rtts)
+}
+
+fn pub_sub(cell: &Cell, mt: bool) -> Samples {
+    let (n, size, subs) = (cell.count, cell.size, cell.subs);
+    let bind = common::bind_endpoint(cell);
+    let (ep_tx, ep_rx) = watch::channel(None::<String>);
+    let fanout = Fanout::new(n, subs);
+    let f = fanout.clone();
+    let publisher = async move {
+        let publ = socket(SocketType::Pub);
+        let ep = publ.bind(&bind).await.expect("bind");
+        ep_tx.send(Some(ep.to_string())).expect("endpoint");
+        let hello = common::tagged(size, common::TAG_HELLO);
+        while f.ready() < subs {
+            publ.send(copy(&hello)).await.expect("send");
+            tokio::time::sleep(common::PROBE_EVERY).await;
+        }
+        // Paced phase: no subscriber falls more than WINDOW messages behind.
+        let mut data = common::tagged(size, common::TAG_DATA);
+        let first_send = Instant::now();
+        for i in 0..n {
+            if i >= common::WINDOW && i % (common::WINDOW / 4) == 0 {
+                f.wait_async(i + common::WINDOW / 4 - common::WINDOW).await;
+            }
+            common::set_seq(&mut data, i);
+            publ.send(copy(&data)).await.expect("send");
+        }
+        f.wait_async(n).await;
+        // Flood phase: as fast as the publisher can go.
+        let flood = common::tagged(size, common::TAG_FLOOD);
+        let flood_first = Instant::now();
+        for _ in 0..n {
+            publ.send(copy(&flood)).await.expect("send");
+        }
+        let flood_last = Instant::now();
+        let end = common::tagged(size, common::TAG_END);
+        while f.done() < subs {
+            publ.send(copy(&end)).await.expect("send");
+            tokio::time::sleep(common::PROBE_EVERY).await;
+        }
+        PubTimes {
+            first_send,
+            flood_first,
+            flood_last,
+        }
+    };
+    let subscribers = async move {
+        let one = |mut ep_rx: watch::Receiver<Option<String>>, fanout: Arc<Fanout>, i: usize| async move {
+            let ep = ep_rx
+                .wait_for(Option::is_some)
+                .await
+                .expect("endpoint")
+                .clone()
+                .expect("endpoint");
+            let sub = socket(SocketType::Sub);
+            sub.subscribe(b"").expect("subscribe");
+            sub.connect(&ep).await.expect("connect");
+            let mut tally = fanout.tally(i);
+            loop {
+                let m = sub.recv().await.expect("recv");
+                if tally.on_message(m.get(0).map_or(&[][..], |p| &p[..])) {
+                    break;
+                }
+            }
+            tally.result
+        };
+        let all = (0..subs).map(|i| one(ep_rx.clone(), fanout.clone(), i));
+        join_all(all).await
+    };
+    let (times, results): (PubTimes, Vec<SubResult>) = common::run_pair(mt, publisher, subscribers);
+    common::pubsub_metrics(n, &times, &results)
+}

@@ -1,0 +1,229 @@
+//! What one cell is: an implementation, a transport, a pattern, a message size and a count.
+//! The parent process writes a cell as `key=value` arguments and the child parses them back.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// An implementation under test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Impl {
+    /// omq on tokio, each side on its own OS thread with a current-thread runtime.
+    OmqTokio,
+    /// omq on tokio, both sides as tasks of one multi-threaded runtime (2 workers).
+    OmqTokioMt,
+    /// libzmq through the `zmq` crate, one context (one I/O thread) per side.
+    Libzmq,
+    /// zmq.rs (the `zeromq` crate) on tokio, each side on its own current-thread runtime.
+    Zmqrs,
+    /// Pre-framed ZMTP frames over a plain tokio socket: the ceiling.
+    Raw,
+}
+
+impl Impl {
+    /// Every implementation, in table order.
+    pub const ALL: [Impl; 5] = [
+        Impl::OmqTokio,
+        Impl::OmqTokioMt,
+        Impl::Libzmq,
+        Impl::Zmqrs,
+        Impl::Raw,
+    ];
+
+    /// The name used in arguments, TSV and tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Impl::OmqTokio => "omq-tokio",
+            Impl::OmqTokioMt => "omq-tokio-mt",
+            Impl::Libzmq => "libzmq",
+            Impl::Zmqrs => "zmq.rs",
+            Impl::Raw => "raw-tokio",
+        }
+    }
+
+    /// Whether this implementation has the transport at all (a cell it lacks is printed as
+    /// "n/a" with this reason).
+    pub fn lacks(self, t: Transport) -> Option<&'static str> {
+        match (self, t) {
+            (Impl::OmqTokio | Impl::OmqTokioMt, Transport::Inproc) => Some("n/a (not implemented)"),
+            (Impl::Zmqrs, Transport::Inproc) => Some("n/a (zmq.rs has no inproc)"),
+            (Impl::Raw, Transport::Inproc) => Some("n/a (no raw inproc stream)"),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Impl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Impl {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Impl::ALL
+            .into_iter()
+            .find(|i| i.name() == s)
+            .ok_or_else(|| format!("unknown implementation {s:?}"))
+    }
+}
+
+/// A transport.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Transport {
+    /// Loopback TCP (127.0.0.1).
+    Tcp,
+    /// Unix domain socket under /tmp.
+    Ipc,
+    /// In-process.
+    Inproc,
+}
+
+impl Transport {
+    /// The name used in arguments, TSV and tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Tcp => "tcp",
+            Transport::Ipc => "ipc",
+            Transport::Inproc => "inproc",
+        }
+    }
+}
+
+impl fmt::Display for Transport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Transport {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "tcp" => Ok(Transport::Tcp),
+            "ipc" => Ok(Transport::Ipc),
+            "inproc" => Ok(Transport::Inproc),
+            _ => Err(format!("unknown transport {s:?}")),
+        }
+    }
+}
+
+/// A messaging pattern and what is measured on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Pattern {
+    /// PUSH/PULL throughput.
+    PushPull,
+    /// REQ/REP round-trip latency.
+    ReqRep,
+    /// PUB/SUB fan-out with `subs` subscribers.
+    PubSub,
+}
+
+impl Pattern {
+    /// The name used in arguments, TSV and tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pattern::PushPull => "pushpull",
+            Pattern::ReqRep => "reqrep",
+            Pattern::PubSub => "pubsub",
+        }
+    }
+}
+
+impl fmt::Display for Pattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Pattern {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "pushpull" => Ok(Pattern::PushPull),
+            "reqrep" => Ok(Pattern::ReqRep),
+            "pubsub" => Ok(Pattern::PubSub),
+            _ => Err(format!("unknown pattern {s:?}")),
+        }
+    }
+}
+
+/// One measurement, run in a process of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cell {
+    /// Who is measured.
+    pub imp: Impl,
+    /// Over what.
+    pub transport: Transport,
+    /// Doing what.
+    pub pattern: Pattern,
+    /// Message size in bytes.
+    pub size: usize,
+    /// Messages (or round trips) measured.
+    pub count: usize,
+    /// Messages (or round trips) before the measurement starts.
+    pub warmup: usize,
+    /// PUB/SUB: number of subscribers (1 otherwise).
+    pub subs: usize,
+}
+
+impl Cell {
+    /// The cell as child-process arguments.
+    pub fn to_args(&self) -> Vec<String> {
+        vec![
+            format!("impl={}", self.imp),
+            format!("transport={}", self.transport),
+            format!("pattern={}", self.pattern),
+            format!("size={}", self.size),
+            format!("count={}", self.count),
+            format!("warmup={}", self.warmup),
+            format!("subs={}", self.subs),
+        ]
+    }
+
+    /// Parses child-process arguments.
+    pub fn from_args(args: &[String]) -> Result<Cell, String> {
+        let mut cell = Cell {
+            imp: Impl::OmqTokio,
+            transport: Transport::Tcp,
+            pattern: Pattern::PushPull,
+            size: 64,
+            count: 100_000,
+            warmup: 1000,
+            subs: 1,
+        };
+        for a in args {
+            let (k, v) = a
+                .split_once('=')
+                .ok_or_else(|| format!("expected key=value, got {a:?}"))?;
+            let num = || v.parse::<usize>().map_err(|e| format!("{k}: {e}"));
+            match k {
+                "impl" => cell.imp = v.parse()?,
+                "transport" => cell.transport = v.parse()?,
+                "pattern" => cell.pattern = v.parse()?,
+                "size" => cell.size = num()?,
+                "count" => cell.count = num()?,
+                "warmup" => cell.warmup = num()?,
+                "subs" => cell.subs = num()?,
+                _ => return Err(format!("unknown key {k:?}")),
+            }
+        }
+        if cell.count == 0 || cell.subs == 0 {
+            return Err("count and subs must be at least 1".into());
+        }
+        if cell.pattern == Pattern::PubSub && cell.size < 5 {
+            return Err(
+                "pubsub messages carry a tag and a sequence number: size must be at least 5".into(),
+            );
+        }
+        Ok(cell)
+    }
+
+    /// The pattern as filed in results: `pubsub-N` carries the subscriber count.
+    pub fn pattern_label(&self) -> String {
+        match self.pattern {
+            Pattern::PubSub => format!("pubsub-{}", self.subs),
+            p => p.name().to_string(),
+        }
+    }
+}

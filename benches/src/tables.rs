@@ -1,0 +1,372 @@
+//! The markdown report: one table per pattern and transport, the per-message costs, and the
+//! bar of issue 6 checked cell by cell against the same run's figures.
+
+use std::fmt::Write as _;
+
+use crate::cost;
+use crate::plan::Config;
+use crate::report::{cell_text, rate, ratio, size, Key, Store};
+use crate::spec::{Impl, Transport};
+
+fn us(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+fn pct(v: f64) -> String {
+    format!("{v:.1}%")
+}
+
+fn plain(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// The whole markdown report (without the machine header).
+pub fn markdown(cfg: &Config, store: &Store) -> String {
+    let mut md = String::new();
+    let impls: Vec<Impl> = cfg.impls.clone();
+    let head = |md: &mut String, first: &[&str], impls: &[Impl], extra: &[&str]| {
+        let mut cols: Vec<String> = first.iter().map(|s| s.to_string()).collect();
+        cols.extend(impls.iter().map(|i| i.name().to_string()));
+        cols.extend(extra.iter().map(|s| s.to_string()));
+        let _ = writeln!(md, "| {} |", cols.join(" | "));
+        let _ = writeln!(md, "|{}|", vec!["---"; cols.len()].join("|"));
+    };
+    let omq = Impl::OmqTokio.name();
+
+    if cfg.patterns.contains(&crate::spec::Pattern::PushPull) {
+        for &t in &cfg.transports {
+            for (metric, title) in [
+                (
+                    "e2e_msg_s",
+                    "end-to-end msg/s (N ÷ (last receive − first send))",
+                ),
+                (
+                    "recv_msg_s",
+                    "receiver-side msg/s (N ÷ (last receive − first receive), as perf/local_thr)",
+                ),
+            ] {
+                let _ = writeln!(md, "\n### PUSH/PULL {t}: {title}\n");
+                let extra: &[&str] = if t == Transport::Inproc {
+                    &[]
+                } else {
+                    &["omq ÷ libzmq", "omq ÷ zmq.rs", "omq ÷ raw"]
+                };
+                head(&mut md, &["size"], &impls, extra);
+                for s in cfg.thr_sizes() {
+                    let mut row = vec![size(s)];
+                    for i in &impls {
+                        row.push(cell_text(
+                            store,
+                            &Key::new(i.name(), t.name(), "pushpull", s, metric),
+                            rate,
+                        ));
+                    }
+                    if t != Transport::Inproc {
+                        let m = |imp: &str| store.median(imp, t.name(), "pushpull", s, metric);
+                        row.push(ratio(m(omq), m("libzmq")));
+                        row.push(ratio(m(omq), m("zmq.rs")));
+                        row.push(ratio(m(omq), m("raw-tokio")));
+                    }
+                    let _ = writeln!(md, "| {} |", row.join(" | "));
+                }
+            }
+        }
+    }
+
+    if cfg.patterns.contains(&crate::spec::Pattern::ReqRep) {
+        let _ = writeln!(
+            md,
+            "\n### REQ/REP round trip, µs: p50 (spread of the p50 over repeats) · p99 · mean\n"
+        );
+        head(&mut md, &["transport", "size"], &impls, &[]);
+        for &t in &cfg.transports {
+            if t == Transport::Inproc {
+                continue;
+            }
+            for s in cfg.lat_sizes() {
+                let mut row = vec![t.name().to_string(), size(s)];
+                for i in &impls {
+                    let k = |m: &str| Key::new(i.name(), t.name(), "reqrep", s, m);
+                    let p50 = cell_text(store, &k("rtt_p50_us"), us);
+                    let rest = match (store.stat(&k("rtt_p99_us")), store.stat(&k("rtt_mean_us"))) {
+                        (Some(p99), Some(mean)) => {
+                            format!(" · {} · {}", us(p99.median), us(mean.median))
+                        }
+                        _ => String::new(),
+                    };
+                    row.push(format!("{p50}{rest}"));
+                }
+                let _ = writeln!(md, "| {} |", row.join(" | "));
+            }
+        }
+    }
+
+    if cfg.patterns.contains(&crate::spec::Pattern::PubSub) {
+        let _ = writeln!(
+            md,
+            "\n### PUB/SUB tcp\n\nPaced phase: the publisher lets no subscriber fall more than {} \
+             messages behind (in-process counters, outside the sockets), so subscribers keep up; \
+             figures: messages delivered per second, all subscribers together (delivered ÷ \
+             (last delivery − first publish)) with spread, and the share delivered. Flood phase \
+             (same run, after the paced one): the publisher sends as fast as it can; figures: \
+             publisher msg/s and share delivered (PUB drops at HWM by design).\n",
+            crate::common::WINDOW
+        );
+        let ps: Vec<Impl> = impls.iter().copied().filter(|i| *i != Impl::Raw).collect();
+        head(&mut md, &["subscribers", "size"], &ps, &["omq ÷ libzmq"]);
+        for subs in [1, 8] {
+            let p = format!("pubsub-{subs}");
+            for s in cfg.pubsub_sizes() {
+                let mut row = vec![subs.to_string(), size(s)];
+                for i in &ps {
+                    let k = |m: &str| Key::new(i.name(), "tcp", &p, s, m);
+                    let agg = cell_text(store, &k("agg_msg_s"), rate);
+                    let rest = match (
+                        store.stat(&k("delivered_pct")),
+                        store.stat(&k("flood_pub_msg_s")),
+                        store.stat(&k("flood_delivered_pct")),
+                    ) {
+                        (Some(d), Some(pb), Some(fd)) => format!(
+                            " · {} · flood: pub {}, {}",
+                            pct(d.median),
+                            rate(pb.median),
+                            pct(fd.median)
+                        ),
+                        _ => String::new(),
+                    };
+                    row.push(format!("{agg}{rest}"));
+                }
+                let m = |imp: &str| store.median(imp, "tcp", &p, s, "agg_msg_s");
+                row.push(ratio(m(omq), m("libzmq")));
+                let _ = writeln!(md, "| {} |", row.join(" | "));
+            }
+        }
+    }
+
+    if cfg.allocs || cfg.callgrind {
+        let _ = writeln!(
+            md,
+            "\n### Per-message cost, PUSH/PULL tcp, whole process (sender, receiver and any I/O \
+             threads), steady state\n\nDifference of two runs with different message counts, \
+             divided by the difference in messages. Allocations: LD_PRELOAD malloc counter \
+             (`benches/alloc_counter.c`), median of the repeats. Instructions: valgrind \
+             callgrind, user space only, one pair of runs (repeated pairs agree within a few \
+             instructions per message); under valgrind the threads run one at a time, so \
+             batching differs from a native run.\n"
+        );
+        let _ = writeln!(
+            md,
+            "| implementation | allocations/msg 8 B | allocations/msg 64 B | bytes allocated/msg 64 B | instructions/msg 64 B |"
+        );
+        let _ = writeln!(md, "|---|---|---|---|---|");
+        for imp in cost::IMPLS {
+            let get = |s: usize, m: &str| {
+                cell_text(store, &Key::new(imp.name(), "tcp", "pushpull", s, m), plain)
+            };
+            let na = |s: usize| {
+                store
+                    .note_of(imp.name(), "tcp", "pushpull-cost", s)
+                    .map(str::to_string)
+            };
+            let pick = |s: usize, m: &str, on: bool| {
+                if !on {
+                    "not measured in this mode".to_string()
+                } else {
+                    let v = get(s, m);
+                    if v == "–" {
+                        na(s).unwrap_or(v)
+                    } else {
+                        v
+                    }
+                }
+            };
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} |",
+                imp.name(),
+                pick(8, "allocs_per_msg", cfg.allocs),
+                pick(64, "allocs_per_msg", cfg.allocs),
+                pick(64, "alloc_bytes_per_msg", cfg.allocs),
+                pick(cost::INSTR_SIZE, "instr_per_msg", cfg.callgrind),
+            );
+        }
+    }
+
+    md.push_str(&bar(cfg, store));
+    md
+}
+
+/// The bar of issue 6, cell by cell, for each omq variant.
+pub fn bar(cfg: &Config, store: &Store) -> String {
+    let mut md = String::from(
+        "\n### The bar (issue 6), checked against this run's medians\n\n\
+         | cell | requirement | omq-tokio | met | omq-tokio-mt | met |\n|---|---|---|---|---|---|\n",
+    );
+    let variants = [Impl::OmqTokio.name(), Impl::OmqTokioMt.name()];
+    let mark = |ok: Option<bool>| match ok {
+        Some(true) => "yes",
+        Some(false) => "**no**",
+        None => "–",
+    };
+    if cfg.patterns.contains(&crate::spec::Pattern::PushPull) {
+        for &t in &cfg.transports {
+            let tn = t.name();
+            if t == Transport::Inproc {
+                let _ = writeln!(
+                    md,
+                    "| PUSH/PULL inproc, all sizes | ahead of libzmq inproc | n/a (not implemented) | **no** | n/a | **no** |"
+                );
+                continue;
+            }
+            for s in cfg.thr_sizes() {
+                let m = |imp: &str| store.median(imp, tn, "pushpull", s, "e2e_msg_s");
+                let (lz, zr, raw) = (m("libzmq"), m("zmq.rs"), m("raw-tokio"));
+                let best = match (lz, zr) {
+                    (Some(a), Some(b)) => Some(a.max(b)),
+                    (a, b) => a.or(b),
+                };
+                let (req, target): (String, Option<f64>) = if s <= 256 {
+                    ("≥ 2× libzmq".into(), lz.map(|v| 2.0 * v))
+                } else if s <= 4096 {
+                    ("≥ 2× best of libzmq, zmq.rs".into(), best.map(|v| 2.0 * v))
+                } else {
+                    (
+                        "≥ best of libzmq, zmq.rs and ≥ ½ raw".into(),
+                        match (best, raw) {
+                            (Some(b), Some(r)) => Some(b.max(r / 2.0)),
+                            (b, r) => b.or(r.map(|r| r / 2.0)),
+                        },
+                    )
+                };
+                let mut row = format!(
+                    "| PUSH/PULL {tn} {} e2e | {req} (= {}) ",
+                    size(s),
+                    target.map_or("–".into(), rate)
+                );
+                for v in variants {
+                    let got = m(v);
+                    let ok = got.zip(target).map(|(g, t)| g >= t);
+                    let share = got
+                        .zip(target)
+                        .map_or(String::new(), |(g, t)| format!(" ({:.0}%)", 100.0 * g / t));
+                    let _ = write!(
+                        row,
+                        "| {}{} | {} ",
+                        got.map_or("–".into(), rate),
+                        share,
+                        mark(ok)
+                    );
+                }
+                md.push_str(&row);
+                md.push_str("|\n");
+                let mut row = format!(
+                    "| PUSH/PULL {tn} {} e2e | ≥ ¼ raw (= {}) ",
+                    size(s),
+                    raw.map_or("–".into(), |r| rate(r / 4.0))
+                );
+                for v in variants {
+                    let got = m(v);
+                    let ok = got.zip(raw).map(|(g, r)| g >= r / 4.0);
+                    let share = got.zip(raw).map_or(String::new(), |(g, r)| {
+                        format!(" ({:.0}% of raw)", 100.0 * g / r)
+                    });
+                    let _ = write!(
+                        row,
+                        "| {}{} | {} ",
+                        got.map_or("–".into(), rate),
+                        share,
+                        mark(ok)
+                    );
+                }
+                md.push_str(&row);
+                md.push_str("|\n");
+            }
+        }
+    }
+    if cfg.patterns.contains(&crate::spec::Pattern::ReqRep) {
+        for &t in &cfg.transports {
+            if t == Transport::Inproc {
+                continue;
+            }
+            for s in cfg.lat_sizes() {
+                let m = |imp: &str| store.median(imp, t.name(), "reqrep", s, "rtt_p50_us");
+                let best = match (m("libzmq"), m("zmq.rs")) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                let mut row = format!(
+                    "| REQ/REP {} {} p50 | ≤ best of libzmq, zmq.rs (= {} µs) ",
+                    t.name(),
+                    size(s),
+                    best.map_or("–".into(), us)
+                );
+                for v in variants {
+                    let got = m(v);
+                    let ok = got.zip(best).map(|(g, b)| g <= b);
+                    let _ = write!(row, "| {} µs | {} ", got.map_or("–".into(), us), mark(ok));
+                }
+                md.push_str(&row);
+                md.push_str("|\n");
+            }
+        }
+    }
+    if cfg.patterns.contains(&crate::spec::Pattern::PubSub) {
+        for s in cfg.pubsub_sizes() {
+            let m = |imp: &str, metric: &str| store.median(imp, "tcp", "pubsub-8", s, metric);
+            let target = m("libzmq", "agg_msg_s").map(|v| 2.0 * v);
+            let mut row = format!(
+                "| PUB/SUB tcp 8 subscribers {} | all delivered, ≥ 2× libzmq aggregate (= {}) ",
+                size(s),
+                target.map_or("–".into(), rate)
+            );
+            for v in variants {
+                let got = m(v, "agg_msg_s");
+                let del = m(v, "delivered_pct");
+                let ok = match (got, target, del) {
+                    (Some(g), Some(t), Some(d)) => Some(g >= t && d >= 99.999),
+                    _ => None,
+                };
+                let _ = write!(
+                    row,
+                    "| {} · {} | {} ",
+                    got.map_or("–".into(), rate),
+                    del.map_or("–".into(), pct),
+                    mark(ok)
+                );
+            }
+            md.push_str(&row);
+            md.push_str("|\n");
+        }
+    }
+    if cfg.allocs {
+        let a = cost::median(store, Impl::OmqTokio, 8, "allocs_per_msg").map(|s| s.median);
+        let _ = writeln!(
+            md,
+            "| allocations, 8 B (inline) | 0 per message | {} | {} | not measured | – |",
+            a.map_or("–".into(), plain),
+            mark(a.map(|v| v < 0.01))
+        );
+    }
+    if cfg.callgrind {
+        let o = cost::median(store, Impl::OmqTokio, cost::INSTR_SIZE, "instr_per_msg")
+            .map(|s| s.median);
+        let l =
+            cost::median(store, Impl::Libzmq, cost::INSTR_SIZE, "instr_per_msg").map(|s| s.median);
+        let _ = writeln!(
+            md,
+            "| instructions, 64 B | < libzmq (= {}) | {} | {} | not measured | – |",
+            l.map_or("–".into(), plain),
+            o.map_or("–".into(), plain),
+            mark(o.zip(l).map(|(o, l)| o < l))
+        );
+    }
+    md
+}
