@@ -16,8 +16,9 @@ use crate::wire::frame;
 /// contiguous.
 pub const VECTOR_MIN: usize = 4 * 1024;
 
-/// Initial staging buffer size: libzmq's default out-batch size.
-const STAGING: usize = 8 * 1024;
+/// Staging buffer size. A full buffer is sealed as a chunk and a fresh one started, never
+/// grown: growing would copy everything staged so far.
+const STAGING: usize = 64 * 1024;
 
 /// Chunks waiting to be written, in order.
 #[derive(Debug, Default)]
@@ -73,7 +74,8 @@ impl TxQueue {
 
     fn reserve(&mut self, n: usize) {
         if self.staging.capacity() - self.staging.len() < n {
-            self.staging.reserve(n.max(STAGING));
+            self.seal();
+            self.staging = BytesMut::with_capacity(n.max(STAGING));
         }
     }
 
