@@ -1301,7 +1301,7 @@ impl Socket {
                     let Kind::Req(s) = &self.kind else {
                         unreachable!()
                     };
-                    if s.accept(pipe, front.clone(), correlate).is_some() {
+                    if s.is_reply(pipe, front, correlate) {
                         return true;
                     }
                     if let Some(p) = self.pipes.get_mut(pipe) {

@@ -17,6 +17,28 @@ use crate::runtime::Runtime;
 use crate::signal::{Signal, CLOSE, FLUSH, RESUME, TIMER};
 use crate::tasks::{DialTask, Task, TimerTask};
 
+/// A hasher for pipe ids (already unique small integers): one multiplication instead of
+/// SipHash on the per-message path.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PipeIdHasher(u64);
+
+impl std::hash::Hasher for PipeIdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A map keyed by pipe id.
+pub type PipeMap<V> = HashMap<PipeId, V, std::hash::BuildHasherDefault<PipeIdHasher>>;
+
 /// What the user-facing socket and its background tasks share.
 #[derive(Debug)]
 pub struct Shared {
@@ -42,7 +64,7 @@ pub struct State {
     /// The sans-io socket.
     pub core: Core,
     /// The wake-up signal of each live connection, by pipe.
-    pub conns: HashMap<PipeId, Arc<Signal>>,
+    pub conns: PipeMap<Arc<Signal>>,
     /// The stop signal of each listener, by resolved endpoint.
     pub listeners: HashMap<String, Arc<Signal>>,
     /// Tasks waiting in `send`.
@@ -54,7 +76,7 @@ pub struct State {
     /// The timer task is alive.
     pub timer_running: bool,
     /// inproc links, by the local pipe they serve.
-    pub inproc: HashMap<PipeId, Arc<crate::inproc::Link>>,
+    pub inproc: PipeMap<Arc<crate::inproc::Link>>,
 }
 
 /// Work the dispatch found that needs a task to start (done after the lock is released).
@@ -93,13 +115,13 @@ impl Shared {
         Arc::new(Shared {
             state: Mutex::new(State {
                 core,
-                conns: HashMap::new(),
+                conns: PipeMap::default(),
                 listeners: HashMap::new(),
                 send_waiters: 0,
                 recv_waiters: 0,
                 monitoring: false,
                 timer_running: false,
-                inproc: HashMap::new(),
+                inproc: PipeMap::default(),
             }),
             send_ready: Event::new(),
             recv_ready: Event::new(),

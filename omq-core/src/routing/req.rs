@@ -40,21 +40,27 @@ impl ReqState {
     /// Checks a received message against the request in flight and unwraps it. `None` means
     /// discard it.
     pub fn accept(&self, from: PipeId, mut msg: Message, correlate: bool) -> Option<Message> {
-        let (pipe, id) = self.waiting?;
-        if from != pipe {
+        if !self.is_reply(from, &msg, correlate) {
             return None;
         }
         if correlate {
-            let first = msg.pop_front()?;
-            if first.len() != 4 || first[..] != id.to_be_bytes() {
-                return None;
-            }
+            msg.pop_front();
         }
-        let delimiter = msg.pop_front()?;
-        if !delimiter.is_empty() || msg.is_empty() {
-            return None;
-        }
+        msg.pop_front();
         Some(msg)
+    }
+
+    /// Whether `msg` from `from` is the reply to the request in flight (without taking it).
+    pub fn is_reply(&self, from: PipeId, msg: &Message, correlate: bool) -> bool {
+        let Some((pipe, id)) = self.waiting else {
+            return false;
+        };
+        let parts = msg.parts();
+        let envelope = if correlate { 2 } else { 1 };
+        from == pipe
+            && parts.len() > envelope
+            && (!correlate || parts[0][..] == id.to_be_bytes())
+            && parts[envelope - 1].is_empty()
     }
 }
 
