@@ -24,7 +24,10 @@ use smallvec::SmallVec;
 
 use crate::wire::metadata::Metadata;
 
-/// Largest part kept inline inside the [`Part`] value itself.
+/// Largest part kept inline inside the [`Part`] value itself. Measured (omq-tokio, tcp,
+/// 64 B PUSH/PULL, same machine and run): a 30-byte inline area (a `Part` the size of a
+/// `Bytes`) gives 7.3M msg/s; 64 bytes, which makes 64 B messages allocation-free, gives 6.2M:
+/// moving the larger parts through the queues costs more than the allocation saves.
 pub const INLINE_CAP: usize = 30;
 
 /// Smallest received part that is sliced out of the read buffer instead of copied.

@@ -210,8 +210,7 @@ impl<R: Runtime> Socket<R> {
     pub async fn send(&self, msg: impl Into<Message>) -> Result<(), Error> {
         let mut msg = msg.into();
         let shared = self.shared();
-        let timeout = shared.lock().core.options().get_send_timeout();
-        let deadline = timeout.map(|t| R::now() + t);
+        let mut deadline: Option<Option<Instant>> = None;
         loop {
             let (listener, _waiting) = {
                 let mut st = shared.lock();
@@ -222,9 +221,12 @@ impl<R: Runtime> Socket<R> {
                     }
                     Err(e) => {
                         let (err, m) = Error::from_send(e);
+                        let timeout = st.core.options().get_send_timeout();
                         if !matches!(err, Error::WouldBlock) || timeout == Some(Duration::ZERO) {
                             return Err(err);
                         }
+                        // The clock is read only once a send has to wait.
+                        deadline.get_or_insert_with(|| timeout.map(|t| R::now() + t));
                         msg = m;
                         let listener = shared.send_ready.listen();
                         let waiting = Waiting::new(shared, &mut st, true);
@@ -232,7 +234,7 @@ impl<R: Runtime> Socket<R> {
                     }
                 }
             };
-            if !wait_until::<R>(listener, deadline).await {
+            if !wait_until::<R>(listener, deadline.flatten()).await {
                 return Err(Error::WouldBlock);
             }
         }
@@ -259,8 +261,7 @@ impl<R: Runtime> Socket<R> {
     /// future is dropped before completing takes nothing off the queue.
     pub async fn recv(&self) -> Result<Message, Error> {
         let shared = self.shared();
-        let timeout = shared.lock().core.options().get_recv_timeout();
-        let deadline = timeout.map(|t| R::now() + t);
+        let mut deadline: Option<Option<Instant>> = None;
         loop {
             let (listener, _waiting) = {
                 let mut st = shared.lock();
@@ -269,7 +270,12 @@ impl<R: Runtime> Socket<R> {
                         shared.finish(st);
                         return Ok(m);
                     }
-                    Err(omq_core::RecvError::WouldBlock) if timeout != Some(Duration::ZERO) => {
+                    Err(omq_core::RecvError::WouldBlock) => {
+                        let timeout = st.core.options().get_recv_timeout();
+                        if timeout == Some(Duration::ZERO) {
+                            return Err(Error::WouldBlock);
+                        }
+                        deadline.get_or_insert_with(|| timeout.map(|t| R::now() + t));
                         let listener = shared.recv_ready.listen();
                         let waiting = Waiting::new(shared, &mut st, false);
                         (listener, waiting)
@@ -277,7 +283,7 @@ impl<R: Runtime> Socket<R> {
                     Err(e) => return Err(e.into()),
                 }
             };
-            if !wait_until::<R>(listener, deadline).await {
+            if !wait_until::<R>(listener, deadline.flatten()).await {
                 return Err(Error::WouldBlock);
             }
         }
