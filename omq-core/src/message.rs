@@ -33,6 +33,15 @@ pub const INLINE_CAP: usize = 30;
 /// Smallest received part that is sliced out of the read buffer instead of copied.
 pub const SLICE_MIN: usize = 8 * 1024;
 
+/// Received parts up to this size (and above [`INLINE_CAP`]) are copied into a small shared
+/// arena rather than each into an allocation of its own: one allocation per arena instead of
+/// one per message. A queued part keeps at most its [`ARENA_SIZE`] arena alive, so queued
+/// memory stays bounded by HWM × 2 KiB for these sizes, never by the read buffer.
+pub const ARENA_PART_MAX: usize = 512;
+
+/// Size of one receive arena.
+pub const ARENA_SIZE: usize = 2 * 1024;
+
 /// One part (frame) of a message.
 #[derive(Clone)]
 pub struct Part(Repr);
@@ -68,8 +77,16 @@ impl Part {
 
     /// Takes the first `len` bytes of a read buffer as a part, choosing between inline, copy
     /// and zero-copy slice as described in the module docs. `len` must not exceed `buf.len()`.
-    pub(crate) fn take_from(buf: &mut BytesMut, len: usize) -> Self {
+    pub(crate) fn take_from(buf: &mut BytesMut, len: usize, arena: &mut BytesMut) -> Self {
         debug_assert!(len <= buf.len());
+        if len > INLINE_CAP && len <= ARENA_PART_MAX {
+            if arena.capacity() - arena.len() < len {
+                *arena = BytesMut::with_capacity(ARENA_SIZE);
+            }
+            arena.extend_from_slice(&buf[..len]);
+            buf.advance(len);
+            return Part(Repr::Shared(arena.split().freeze()));
+        }
         if len < SLICE_MIN {
             let part = Part::copy_from_slice(&buf[..len]);
             buf.advance(len);
@@ -345,11 +362,12 @@ mod tests {
     #[test]
     fn part_sizes_choose_representation() {
         let mut buf = BytesMut::from(&vec![7u8; 3 * SLICE_MIN][..]);
-        let small = Part::take_from(&mut buf, INLINE_CAP);
+        let mut arena = BytesMut::new();
+        let small = Part::take_from(&mut buf, INLINE_CAP, &mut arena);
         assert!(small.shared().is_none());
-        let mid = Part::take_from(&mut buf, INLINE_CAP + 1);
+        let mid = Part::take_from(&mut buf, INLINE_CAP + 1, &mut arena);
         assert!(mid.shared().is_some());
-        let big = Part::take_from(&mut buf, SLICE_MIN);
+        let big = Part::take_from(&mut buf, SLICE_MIN, &mut arena);
         assert_eq!(big.len(), SLICE_MIN);
         assert_eq!(buf.len(), 3 * SLICE_MIN - SLICE_MIN - 2 * INLINE_CAP - 1);
     }

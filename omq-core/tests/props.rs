@@ -91,7 +91,7 @@ proptest! {
         while let Some(c) = tx.poll_transmit() {
             wire.extend_from_slice(&c);
         }
-        let decoder = FrameDecoder::new(None);
+        let mut decoder = FrameDecoder::new(None);
         let mut buf = BytesMut::new();
         let mut got = Vec::new();
         for piece in split_at_points(&wire, &cuts) {

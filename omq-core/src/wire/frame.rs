@@ -104,17 +104,22 @@ fn peek_header(buf: &[u8]) -> Option<(u8, usize, u64)> {
 #[derive(Debug, Clone, Default)]
 pub struct FrameDecoder {
     max_frame: Option<u64>,
+    /// Where small received bodies are copied (see [`crate::message::ARENA_PART_MAX`]).
+    arena: BytesMut,
 }
 
 impl FrameDecoder {
     /// A decoder that refuses frames larger than `max_frame` bytes (None: no limit).
     pub fn new(max_frame: Option<u64>) -> Self {
-        FrameDecoder { max_frame }
+        FrameDecoder {
+            max_frame,
+            arena: BytesMut::new(),
+        }
     }
 
     /// Takes the next complete frame off the front of `buf`. `Ok(None)` means more bytes are
     /// needed ([`FrameDecoder::bytes_wanted`] says how many at least).
-    pub fn decode(&self, buf: &mut BytesMut) -> Result<Option<Frame>, SessionError> {
+    pub fn decode(&mut self, buf: &mut BytesMut) -> Result<Option<Frame>, SessionError> {
         let Some((flags, hlen, size)) = peek_header(buf) else {
             return Ok(None);
         };
@@ -129,7 +134,7 @@ impl FrameDecoder {
             return Ok(None);
         }
         buf.advance(hlen);
-        let body = Part::take_from(buf, size);
+        let body = Part::take_from(buf, size, &mut self.arena);
         Ok(Some(Frame {
             flags: flags & (FLAG_MORE | FLAG_COMMAND),
             body,
@@ -206,7 +211,7 @@ mod tests {
         assert_eq!(buf.capacity(), 9);
         let mut buf = BytesMut::from(&[FLAG_LONG, 0xff, 0, 0, 0, 0, 0, 0, 0][..]);
         assert!(d.decode(&mut buf).is_err());
-        let limited = FrameDecoder::new(Some(10));
+        let mut limited = FrameDecoder::new(Some(10));
         let mut buf = BytesMut::from(&[0u8, 11][..]);
         assert!(matches!(
             limited.decode(&mut buf),
@@ -219,7 +224,7 @@ mod tests {
 
     #[test]
     fn long_form_of_a_short_frame_is_accepted() {
-        let d = FrameDecoder::new(None);
+        let mut d = FrameDecoder::new(None);
         let mut buf = BytesMut::from(&[FLAG_LONG, 0, 0, 0, 0, 0, 0, 0, 2, b'h', b'i'][..]);
         let f = d.decode(&mut buf).unwrap().unwrap();
         assert_eq!(&f.body[..], b"hi");
