@@ -738,7 +738,7 @@ mod tests {
         while let Some(c) = out.poll_transmit() {
             all.extend_from_slice(&c);
         }
-        let d = crate::wire::frame::FrameDecoder::new(None);
+        let mut d = crate::wire::frame::FrameDecoder::new(None);
         let mut v = Vec::new();
         while let Some(f) = d.decode(&mut all).unwrap() {
             assert!(f.is_command(), "handshake commands carry the COMMAND flag");

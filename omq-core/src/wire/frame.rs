@@ -204,7 +204,7 @@ mod tests {
 
     #[test]
     fn huge_announced_size_reserves_nothing() {
-        let d = FrameDecoder::new(None);
+        let mut d = FrameDecoder::new(None);
         let mut buf =
             BytesMut::from(&[FLAG_LONG, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff][..]);
         assert!(d.decode(&mut buf).unwrap().is_none());
