@@ -1,6 +1,7 @@
-//! Automatic detection of a missing io_uring, tested once for real: a child process runs with a
-//! seccomp filter that refuses io_uring_setup (as an old kernel or a strict container would),
-//! and omq-compio must fall back to its epoll driver and still carry messages.
+//! Automatic detection of a missing io_uring, tested for real: a child process runs with a
+//! seccomp filter that refuses io_uring_setup (as an old kernel or a strict container would).
+//! omq-compio and omq-monoio must fall back to their epoll drivers and still carry messages;
+//! omq-glommio, which has no fallback, must say so with a clear error instead of panicking.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -63,6 +64,11 @@ fn compio_falls_back_to_epoll_when_io_uring_is_refused() {
     );
     assert!(out.status.success(), "{text}");
     assert!(text.contains("driver Poll, 100 messages crossed"), "{text}");
+    assert!(
+        text.contains("monoio fell back: 100 messages crossed"),
+        "{text}"
+    );
+    assert!(text.contains("glommio refused clearly"), "{text}");
 }
 
 /// Runs only inside the filtered child (started by the test above).
@@ -97,4 +103,30 @@ fn child_without_io_uring() {
         n
     });
     println!("driver {driver}, {n} messages crossed");
+
+    // monoio's fusion driver probes io_uring and takes its legacy (epoll) driver instead.
+    let n = monoio::RuntimeBuilder::<monoio::FusionDriver>::new()
+        .enable_timer()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let pull = omq_monoio::Socket::new(SocketType::Pull, Options::default()).unwrap();
+            let ep = pull.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
+            let push = omq_monoio::Socket::new(SocketType::Push, Options::default()).unwrap();
+            push.connect(&ep).await.unwrap();
+            for i in 0..100u32 {
+                push.send(Message::from(i.to_be_bytes())).await.unwrap();
+            }
+            for i in 0..100u32 {
+                let m = pull.recv().await.unwrap();
+                assert_eq!(m.parts()[0][..], i.to_be_bytes());
+            }
+            100
+        });
+    println!("monoio fell back: {n} messages crossed");
+
+    // glommio cannot run without io_uring: a clear error, not a panic.
+    let e = omq_glommio::block_on(async {}).expect_err("io_uring_setup was refused");
+    assert!(e.to_string().contains("io_uring is unavailable"), "{e}");
+    println!("glommio refused clearly: {e}");
 }

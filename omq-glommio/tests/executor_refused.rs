@@ -34,28 +34,8 @@ fn assert_child_passed(out: &Output) {
     assert!(stdout.contains("1 passed"), "child ran no test:\n{stdout}");
 }
 
-#[test]
-fn refused_io_uring_is_a_clear_error() {
-    if in_child() {
-        let e = omq_glommio::block_on(async {}).expect_err("io_uring_setup was refused");
-        assert!(e.to_string().contains("io_uring is unavailable"), "{e}");
-        assert_eq!(e.kind(), std::io::ErrorKind::PermissionDenied);
-        return;
-    }
-    // strace's fault injection stands in for a seccomp filter or kernel.io_uring_disabled.
-    let strace = ["strace", "-f", "-qq", "-o", "/dev/null"];
-    let inject = ["-e", "inject=io_uring_setup:error=EPERM"];
-    let wrapper: Vec<&str> = strace.iter().chain(&inject).copied().collect();
-    let out = match child("refused_io_uring_is_a_clear_error", &wrapper) {
-        Ok(o) => o,
-        Err(e) => return eprintln!("skipped: strace not runnable ({e})"),
-    };
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success() && stderr.starts_with("strace:") {
-        return eprintln!("skipped: strace cannot trace here: {stderr}");
-    }
-    assert_child_passed(&out);
-}
+// A refused io_uring (seccomp) is tested in conformance/tests/io_uring_fallback.rs, with the
+// other backends' fallbacks.
 
 #[test]
 fn too_little_locked_memory_is_a_clear_error() {
