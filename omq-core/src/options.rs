@@ -485,37 +485,32 @@ impl Options {
     /// CURVE_PUBLICKEY: our long-term public key (32 bytes or 40 Z85 characters). Optional for
     /// a server (derived from the secret key); required with CURVE_SECRETKEY for a client.
     #[must_use]
-    pub fn curve_publickey(mut self, key: impl AsRef<[u8]>) -> Self {
-        match CurvePublicKey::from_slice(key.as_ref()) {
-            Ok(k) => self.security.public = Some(k),
-            Err(_) => self.bad(
-                OptionName::Mechanism,
-                "CURVE keys are 32 bytes or 40 Z85 characters",
-            ),
-        }
-        self.security.used = true;
-        self
+    pub fn curve_publickey(self, key: impl AsRef<[u8]>) -> Self {
+        self.curve_key(CurvePublicKey::from_slice(key.as_ref()), |s, k| {
+            s.public = Some(k)
+        })
     }
 
     /// CURVE_SECRETKEY: our long-term secret key (32 bytes or 40 Z85 characters).
     #[must_use]
-    pub fn curve_secretkey(mut self, key: impl AsRef<[u8]>) -> Self {
-        match CurveSecretKey::from_slice(key.as_ref()) {
-            Ok(k) => self.security.secret = Some(k),
-            Err(_) => self.bad(
-                OptionName::Mechanism,
-                "CURVE keys are 32 bytes or 40 Z85 characters",
-            ),
-        }
-        self.security.used = true;
-        self
+    pub fn curve_secretkey(self, key: impl AsRef<[u8]>) -> Self {
+        self.curve_key(CurveSecretKey::from_slice(key.as_ref()), |s, k| {
+            s.secret = Some(k)
+        })
     }
 
     /// CURVE_SERVERKEY: the server's public key; makes this socket a CURVE client.
     #[must_use]
-    pub fn curve_serverkey(mut self, key: impl AsRef<[u8]>) -> Self {
-        match CurvePublicKey::from_slice(key.as_ref()) {
-            Ok(k) => self.security.server_key = Some(k),
+    pub fn curve_serverkey(self, key: impl AsRef<[u8]>) -> Self {
+        self.curve_key(CurvePublicKey::from_slice(key.as_ref()), |s, k| {
+            s.server_key = Some(k)
+        })
+    }
+
+    /// Stores a parsed key, or records why it could not be parsed.
+    fn curve_key<K, E>(mut self, key: Result<K, E>, store: impl FnOnce(&mut Security, K)) -> Self {
+        match key {
+            Ok(k) => store(&mut self.security, k),
             Err(_) => self.bad(
                 OptionName::Mechanism,
                 "CURVE keys are 32 bytes or 40 Z85 characters",
