@@ -15,7 +15,9 @@ fn main() {
 
     let lock = std::fs::read_to_string("../Cargo.lock").unwrap_or_default();
     let mut deps = Vec::new();
-    for name in ["tokio", "zmq", "zmq-sys", "zeromq", "bytes"] {
+    for name in [
+        "tokio", "compio", "monoio", "glommio", "zmq", "zmq-sys", "zeromq", "bytes",
+    ] {
         let versions = lock_versions(&lock, name);
         if !versions.is_empty() {
             deps.push(format!("{name} {}", versions.join("/")));

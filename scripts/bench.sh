@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs omq's side-by-side benchmark: omq-tokio (and its multi-threaded variant) beside libzmq
+# Runs omq's side-by-side benchmark: omq on every backend (tokio, its multi-threaded variant,
+# compio, monoio, glommio) beside libzmq
 # (Debian's, through the zmq crate), zmq.rs and a raw byte stream, in one run, with one method.
 # Installs what it needs on a fresh Debian machine with Rust (libzmq, pkg-config, gcc for the
 # malloc counter, valgrind for instruction counts), builds the harness with --release and runs

@@ -18,8 +18,11 @@ pub fn run_here(args: &[String]) -> Result<(), String> {
         return Err(why.into());
     }
     let result = match cell.imp {
-        Impl::OmqTokio => crate::omq::run(&cell, false),
-        Impl::OmqTokioMt => crate::omq::run(&cell, true),
+        Impl::OmqTokio
+        | Impl::OmqTokioMt
+        | Impl::OmqCompio
+        | Impl::OmqMonoio
+        | Impl::OmqGlommio => crate::omq::run(&cell),
         Impl::Libzmq => crate::libzmq::run(&cell),
         Impl::Zmqrs => crate::zmqrs::run(&cell),
         Impl::Raw => crate::raw::run(&cell),

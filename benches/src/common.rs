@@ -275,6 +275,29 @@ impl Fanout {
         }
     }
 
+    /// As [`Fanout::wait_async`] on any runtime: `sleep` is the runtime's timer.
+    pub async fn wait_with<S: Future<Output = ()>>(
+        &self,
+        target: usize,
+        sleep: impl Fn(Duration) -> S,
+    ) -> bool {
+        loop {
+            let m = self.min();
+            if m >= target {
+                return true;
+            }
+            let notified = std::pin::pin!(self.notify.notified());
+            let timer = std::pin::pin!(sleep(STALL));
+            if let futures_util::future::Either::Right(_) =
+                futures_util::future::select(notified, timer).await
+            {
+                if self.min() == m {
+                    return false;
+                }
+            }
+        }
+    }
+
     /// Blocking publisher: as [`Fanout::wait_async`], parking the calling thread.
     pub fn wait_blocking(&self, target: usize) -> bool {
         let _ = self.publisher.set(std::thread::current());

@@ -19,7 +19,7 @@ pub fn version() -> String {
 /// Runs one cell.
 pub fn run(cell: &Cell) -> Result<Samples, String> {
     match cell.pattern {
-        Pattern::PushPull => push_pull(cell),
+        Pattern::PushPull | Pattern::Curve => push_pull(cell),
         Pattern::ReqRep => req_rep(cell),
         Pattern::PubSub => pub_sub(cell),
     }
@@ -55,6 +55,28 @@ fn spawn<T: Send + 'static>(
         .expect("thread")
 }
 
+/// CURVE keys (Z85 text) of a CURVE cell, made by omq's key generator.
+#[derive(Clone)]
+struct CurveKeys {
+    server_public: String,
+    server_secret: String,
+    client_public: String,
+    client_secret: String,
+}
+
+fn curve_keys(cell: &Cell) -> Option<CurveKeys> {
+    (cell.pattern == Pattern::Curve).then(|| {
+        let server = omq_driver::generate_keypair(&mut omq_driver::OsRng);
+        let client = omq_driver::generate_keypair(&mut omq_driver::OsRng);
+        CurveKeys {
+            server_public: server.public().to_z85(),
+            server_secret: server.secret().to_z85().to_string(),
+            client_public: client.public().to_z85(),
+            client_secret: client.secret().to_z85().to_string(),
+        }
+    })
+}
+
 fn push_pull(cell: &Cell) -> zmq::Result<Samples> {
     let (n, warm, size) = (cell.count, cell.warmup, cell.size);
     let (rctx, sctx) = contexts(cell);
@@ -62,8 +84,14 @@ fn push_pull(cell: &Cell) -> zmq::Result<Samples> {
     let (ep_tx, ep_rx) = mpsc::channel::<String>();
     let (ready_tx, ready_rx) = mpsc::channel::<()>();
     let (done_tx, done_rx) = mpsc::channel::<()>();
+    let keys = curve_keys(cell);
+    let client_keys = keys.clone();
     let receiver = spawn("recv", move || {
         let pull = rctx.socket(zmq::PULL)?;
+        if let Some(k) = &keys {
+            pull.set_curve_server(true)?;
+            pull.set_curve_secretkey(k.server_secret.as_bytes())?;
+        }
         ep_tx.send(bind(&pull, &ep)?).expect("endpoint");
         let mut msg = zmq::Message::new();
         for _ in 0..warm {
@@ -83,6 +111,11 @@ fn push_pull(cell: &Cell) -> zmq::Result<Samples> {
     });
     let sender = spawn("send", move || {
         let push = sctx.socket(zmq::PUSH)?;
+        if let Some(k) = &client_keys {
+            push.set_curve_serverkey(k.server_public.as_bytes())?;
+            push.set_curve_publickey(k.client_public.as_bytes())?;
+            push.set_curve_secretkey(k.client_secret.as_bytes())?;
+        }
         push.connect(&ep_rx.recv().expect("endpoint"))?;
         let payload = common::payload(size);
         for _ in 0..warm {

@@ -22,8 +22,9 @@ use benches::spec::{self, Impl, Pattern, Transport};
 use benches::{common, cost, tables};
 
 const USAGE: &str = "\
-usage: omq-bench [--quick] [--out DIR] [--repeats N] [--only pushpull,reqrep,pubsub]
-                 [--transports tcp,ipc,inproc] [--impls omq-tokio,omq-tokio-mt,libzmq,zmq.rs,raw-tokio]
+usage: omq-bench [--quick] [--out DIR] [--repeats N] [--only pushpull,reqrep,pubsub,curve]
+                 [--transports tcp,ipc,inproc] [--impls omq-tokio,omq-tokio-mt,omq-compio,omq-monoio,omq-glommio,
+                 libzmq,zmq.rs,raw-tokio]
                  [--sizes 64,1024] [--scale F] [--no-allocs] [--no-callgrind]
        omq-bench cell impl=I transport=T pattern=P size=S count=N warmup=W subs=K";
 
@@ -100,7 +101,7 @@ fn log(line: &str) {
 fn headline(cell: &spec::Cell, samples: &common::Samples) -> String {
     let get = |m: &str| samples.iter().find(|(k, _)| k == m).map(|(_, v)| *v);
     match cell.pattern {
-        Pattern::PushPull => format!(
+        Pattern::PushPull | Pattern::Curve => format!(
             "e2e {} recv {} msg/s",
             get("e2e_msg_s").map_or("?".into(), report::rate),
             get("recv_msg_s").map_or("?".into(), report::rate)

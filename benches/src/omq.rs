@@ -1,19 +1,162 @@
-//! omq on tokio: the cells of omq-tokio (one current-thread runtime per side) and
-//! omq-tokio-mt (both sides on one multi-threaded runtime).
+//! omq on every backend, one body generic over [`omq_driver::Runtime`]: each backend only says
+//! how its two sides run ([`Backend::pair`]). omq-tokio, omq-compio, omq-monoio and
+//! omq-glommio: each side on its own OS thread with its own single-threaded runtime (a socket's
+//! connection tasks run on its side's thread). omq-tokio-mt: one multi-threaded tokio runtime
+//! (one worker per core) runs every connection task, and each side's application code blocks
+//! on it from its own OS thread. inproc: the same two threads in one process.
 
+use std::future::Future;
 use std::hint::black_box;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
-use omq_tokio::{Message, Options, Part, Socket, SocketType};
+use omq_driver::{Message, Options, Part, Runtime, Socket, SocketType};
 use tokio::sync::{oneshot, watch};
 
 use crate::common::{self, Fanout, PubTimes, Samples, SubResult, ThrTimes};
-use crate::spec::{Cell, Pattern};
+use crate::spec::{Cell, Impl, Pattern};
 
-fn socket(t: SocketType) -> Socket {
-    Socket::new(t, Options::default()).expect("socket")
+/// How a backend runs the two sides of a cell.
+pub trait Backend {
+    /// The omq-driver runtime.
+    type R: Runtime;
+
+    /// Runs a future to completion on a fresh runtime on the current thread.
+    fn block_on<F: Future>(f: F) -> F::Output;
+
+    /// Runs the two sides, each built and run on an OS thread of its own.
+    fn pair<A, FA, B, FB>(a: A, b: B) -> (FA::Output, FB::Output)
+    where
+        A: FnOnce() -> FA + Send + 'static,
+        FA: Future + 'static,
+        FA::Output: Send + 'static,
+        B: FnOnce() -> FB + Send + 'static,
+        FB: Future + 'static,
+        FB::Output: Send + 'static,
+    {
+        let ta = std::thread::Builder::new()
+            .name("side-a".into())
+            .spawn(move || Self::block_on(a()))
+            .expect("thread");
+        let tb = std::thread::Builder::new()
+            .name("side-b".into())
+            .spawn(move || Self::block_on(b()))
+            .expect("thread");
+        (ta.join().expect("side a"), tb.join().expect("side b"))
+    }
+}
+
+/// omq-tokio: a current-thread runtime per side.
+#[derive(Debug)]
+pub struct TokioSt;
+
+impl Backend for TokioSt {
+    type R = omq_tokio::Tokio;
+    fn block_on<F: Future>(f: F) -> F::Output {
+        common::current_thread().block_on(f)
+    }
+}
+
+/// omq-tokio-mt: one multi-threaded runtime for both sides.
+#[derive(Debug)]
+pub struct TokioMt;
+
+impl Backend for TokioMt {
+    type R = omq_tokio::Tokio;
+    fn block_on<F: Future>(f: F) -> F::Output {
+        common::current_thread().block_on(f)
+    }
+
+    fn pair<A, FA, B, FB>(a: A, b: B) -> (FA::Output, FB::Output)
+    where
+        A: FnOnce() -> FA + Send + 'static,
+        FA: Future + 'static,
+        FA::Output: Send + 'static,
+        B: FnOnce() -> FB + Send + 'static,
+        FB: Future + 'static,
+        FB::Output: Send + 'static,
+    {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(common::mt_workers())
+            .enable_all()
+            .build()
+            .expect("tokio runtime");
+        let (ha, hb) = (rt.handle().clone(), rt.handle().clone());
+        let ta = std::thread::Builder::new()
+            .name("side-a".into())
+            .spawn(move || ha.block_on(a()))
+            .expect("thread");
+        let tb = std::thread::Builder::new()
+            .name("side-b".into())
+            .spawn(move || hb.block_on(b()))
+            .expect("thread");
+        (ta.join().expect("side a"), tb.join().expect("side b"))
+    }
+}
+
+/// omq-compio with the driver compio picks (io_uring where the kernel allows it).
+#[derive(Debug)]
+pub struct CompioSt;
+
+impl Backend for CompioSt {
+    type R = omq_compio::Compio;
+    fn block_on<F: Future>(f: F) -> F::Output {
+        compio::runtime::RuntimeBuilder::new()
+            .build()
+            .expect("compio runtime")
+            .block_on(f)
+    }
+}
+
+/// omq-monoio with monoio's FusionDriver (io_uring where the kernel allows it), timers on.
+#[derive(Debug)]
+pub struct MonoioSt;
+
+impl Backend for MonoioSt {
+    type R = omq_monoio::Monoio;
+    fn block_on<F: Future>(f: F) -> F::Output {
+        monoio::RuntimeBuilder::<monoio::FusionDriver>::new()
+            .enable_timer()
+            .build()
+            .expect("monoio runtime")
+            .block_on(f)
+    }
+}
+
+/// omq-glommio: a glommio executor per side.
+#[derive(Debug)]
+pub struct GlommioSt;
+
+impl Backend for GlommioSt {
+    type R = omq_glommio::Glommio;
+    fn block_on<F: Future>(f: F) -> F::Output {
+        omq_glommio::block_on(f).expect("glommio executor")
+    }
+}
+
+/// Runs one cell of an omq implementation.
+pub fn run(cell: &Cell) -> Result<Samples, String> {
+    match cell.imp {
+        Impl::OmqTokio => run_on::<TokioSt>(cell),
+        Impl::OmqTokioMt => run_on::<TokioMt>(cell),
+        Impl::OmqCompio => run_on::<CompioSt>(cell),
+        Impl::OmqMonoio => run_on::<MonoioSt>(cell),
+        Impl::OmqGlommio => run_on::<GlommioSt>(cell),
+        other => Err(format!("{other} is not omq")),
+    }
+}
+
+fn run_on<B: Backend>(cell: &Cell) -> Result<Samples, String> {
+    match cell.pattern {
+        Pattern::PushPull | Pattern::Curve => Ok(push_pull::<B>(cell)),
+        Pattern::ReqRep => Ok(req_rep::<B>(cell)),
+        Pattern::PubSub => Ok(pub_sub::<B>(cell)),
+    }
+}
+
+fn socket<R: Runtime>(t: SocketType, options: Options) -> Socket<R> {
+    Socket::new(t, options).expect("socket")
 }
 
 /// A message holding a fresh copy of `payload` (the per-send copy every implementation makes).
@@ -21,23 +164,39 @@ fn copy(payload: &[u8]) -> Message {
     Message::from(Part::copy_from_slice(payload))
 }
 
-/// Runs one cell; `mt` picks the multi-threaded layout.
-pub fn run(cell: &Cell, mt: bool) -> Result<Samples, String> {
-    match cell.pattern {
-        Pattern::PushPull => Ok(push_pull(cell, mt)),
-        Pattern::ReqRep => Ok(req_rep(cell, mt)),
-        Pattern::PubSub => Ok(pub_sub(cell, mt)),
-    }
+fn sleep<R: Runtime>(d: Duration) -> impl Future<Output = ()> {
+    R::sleep_until(R::now() + d)
 }
 
-fn push_pull(cell: &Cell, mt: bool) -> Samples {
+/// Options of the receiving (server) and sending (client) side: default, or CURVE with fresh
+/// keys for a CURVE cell.
+fn options(cell: &Cell) -> (Options, Options) {
+    if cell.pattern != Pattern::Curve {
+        return (Options::default(), Options::default());
+    }
+    let server = omq_driver::generate_keypair(&mut omq_driver::OsRng);
+    let client = omq_driver::generate_keypair(&mut omq_driver::OsRng);
+    let server_public = server.public().to_z85();
+    (
+        Options::default()
+            .curve_server(true)
+            .curve_secretkey(server.secret().to_z85().as_bytes()),
+        Options::default()
+            .curve_serverkey(server_public.as_bytes())
+            .curve_publickey(client.public().to_z85().as_bytes())
+            .curve_secretkey(client.secret().to_z85().as_bytes()),
+    )
+}
+
+fn push_pull<B: Backend>(cell: &Cell) -> Samples {
     let (n, warm, size) = (cell.count, cell.warmup, cell.size);
     let bind = common::bind_endpoint(cell);
+    let (server_opts, client_opts) = options(cell);
     let (ep_tx, ep_rx) = oneshot::channel::<String>();
     let (ready_tx, ready_rx) = oneshot::channel::<()>();
     let (done_tx, done_rx) = oneshot::channel::<()>();
-    let receiver = async move {
-        let pull = socket(SocketType::Pull);
+    let receiver = move || async move {
+        let pull = socket::<B::R>(SocketType::Pull, server_opts);
         let ep = pull.bind(&bind).await.expect("bind");
         ep_tx.send(ep.to_string()).expect("endpoint");
         for _ in 0..warm {
@@ -54,8 +213,8 @@ fn push_pull(cell: &Cell, mt: bool) -> Samples {
         let _ = done_tx.send(());
         (first, last)
     };
-    let sender = async move {
-        let push = socket(SocketType::Push);
+    let sender = move || async move {
+        let push = socket::<B::R>(SocketType::Push, client_opts);
         push.connect(&ep_rx.await.expect("endpoint"))
             .await
             .expect("connect");
@@ -72,7 +231,7 @@ fn push_pull(cell: &Cell, mt: bool) -> Samples {
         done_rx.await.expect("done");
         t0
     };
-    let ((first_recv, last_recv), first_send) = common::run_pair(mt, receiver, sender);
+    let ((first_recv, last_recv), first_send) = B::pair(receiver, sender);
     ThrTimes {
         first_send,
         first_recv,
@@ -81,14 +240,14 @@ fn push_pull(cell: &Cell, mt: bool) -> Samples {
     .metrics(n)
 }
 
-fn req_rep(cell: &Cell, mt: bool) -> Samples {
+fn req_rep<B: Backend>(cell: &Cell) -> Samples {
     let (n, warm, size) = (cell.count, cell.warmup, cell.size);
     let total = n + warm;
     let bind = common::bind_endpoint(cell);
     let (ep_tx, ep_rx) = oneshot::channel::<String>();
     let (done_tx, done_rx) = oneshot::channel::<()>();
-    let server = async move {
-        let rep = socket(SocketType::Rep);
+    let server = move || async move {
+        let rep = socket::<B::R>(SocketType::Rep, Options::default());
         let ep = rep.bind(&bind).await.expect("bind");
         ep_tx.send(ep.to_string()).expect("endpoint");
         for _ in 0..total {
@@ -97,8 +256,8 @@ fn req_rep(cell: &Cell, mt: bool) -> Samples {
         }
         done_rx.await.expect("done");
     };
-    let client = async move {
-        let req = socket(SocketType::Req);
+    let client = move || async move {
+        let req = socket::<B::R>(SocketType::Req, Options::default());
         req.connect(&ep_rx.await.expect("endpoint"))
             .await
             .expect("connect");
@@ -117,36 +276,37 @@ fn req_rep(cell: &Cell, mt: bool) -> Samples {
         let _ = done_tx.send(());
         rtts
     };
-    let ((), mut rtts) = common::run_pair(mt, server, client);
+    let ((), mut rtts) = B::pair(server, client);
     common::latency_metrics(&mut rtts)
 }
 
-fn pub_sub(cell: &Cell, mt: bool) -> Samples {
+fn pub_sub<B: Backend>(cell: &Cell) -> Samples {
     let (n, size, subs) = (cell.count, cell.size, cell.subs);
     let bind = common::bind_endpoint(cell);
     let (ep_tx, ep_rx) = watch::channel(None::<String>);
     let fanout = Fanout::new(n, subs);
     let f = fanout.clone();
-    let publisher = async move {
-        let publ = socket(SocketType::Pub);
+    let publisher = move || async move {
+        let publ = socket::<B::R>(SocketType::Pub, Options::default());
         let ep = publ.bind(&bind).await.expect("bind");
         ep_tx.send(Some(ep.to_string())).expect("endpoint");
         let hello = common::tagged(size, common::TAG_HELLO);
         while f.ready() < subs {
             publ.send(copy(&hello)).await.expect("send");
-            tokio::time::sleep(common::PROBE_EVERY).await;
+            sleep::<B::R>(common::PROBE_EVERY).await;
         }
         // Paced phase: no subscriber falls more than WINDOW messages behind.
         let mut data = common::tagged(size, common::TAG_DATA);
         let first_send = Instant::now();
         for i in 0..n {
             if i >= common::WINDOW && i % (common::WINDOW / 4) == 0 {
-                f.wait_async(i + common::WINDOW / 4 - common::WINDOW).await;
+                f.wait_with(i + common::WINDOW / 4 - common::WINDOW, sleep::<B::R>)
+                    .await;
             }
             common::set_seq(&mut data, i);
             publ.send(copy(&data)).await.expect("send");
         }
-        f.wait_async(n).await;
+        f.wait_with(n, sleep::<B::R>).await;
         // Flood phase: as fast as the publisher can go.
         let flood = common::tagged(size, common::TAG_FLOOD);
         let flood_first = Instant::now();
@@ -157,7 +317,7 @@ fn pub_sub(cell: &Cell, mt: bool) -> Samples {
         let end = common::tagged(size, common::TAG_END);
         while f.done() < subs {
             publ.send(copy(&end)).await.expect("send");
-            tokio::time::sleep(common::PROBE_EVERY).await;
+            sleep::<B::R>(common::PROBE_EVERY).await;
         }
         PubTimes {
             first_send,
@@ -165,7 +325,7 @@ fn pub_sub(cell: &Cell, mt: bool) -> Samples {
             flood_last,
         }
     };
-    let subscribers = async move {
+    let subscribers = move || async move {
         let one = |mut ep_rx: watch::Receiver<Option<String>>, fanout: Arc<Fanout>, i: usize| async move {
             let ep = ep_rx
                 .wait_for(Option::is_some)
@@ -173,7 +333,7 @@ fn pub_sub(cell: &Cell, mt: bool) -> Samples {
                 .expect("endpoint")
                 .clone()
                 .expect("endpoint");
-            let sub = socket(SocketType::Sub);
+            let sub = socket::<B::R>(SocketType::Sub, Options::default());
             sub.subscribe(b"").expect("subscribe");
             sub.connect(&ep).await.expect("connect");
             let mut tally = fanout.tally(i);
@@ -188,6 +348,6 @@ fn pub_sub(cell: &Cell, mt: bool) -> Samples {
         let all = (0..subs).map(|i| one(ep_rx.clone(), fanout.clone(), i));
         join_all(all).await
     };
-    let (times, results): (PubTimes, Vec<SubResult>) = common::run_pair(mt, publisher, subscribers);
+    let (times, results): (PubTimes, Vec<SubResult>) = B::pair(publisher, subscribers);
     common::pubsub_metrics(n, &times, &results)
 }

@@ -37,7 +37,12 @@ impl Config {
         Config {
             quick,
             repeats: if quick { 3 } else { 5 },
-            patterns: vec![Pattern::PushPull, Pattern::ReqRep, Pattern::PubSub],
+            patterns: vec![
+                Pattern::PushPull,
+                Pattern::ReqRep,
+                Pattern::PubSub,
+                Pattern::Curve,
+            ],
             transports: vec![Transport::Tcp, Transport::Ipc, Transport::Inproc],
             impls: Impl::ALL.to_vec(),
             sizes: None,
@@ -75,6 +80,17 @@ impl Config {
         } else {
             vec![64, 1024]
         }
+    }
+
+    /// CURVE PUSH/PULL message sizes (tcp only).
+    pub fn curve_sizes(&self) -> Vec<usize> {
+        vec![64, 1024, 16384]
+    }
+
+    /// CURVE PUSH/PULL messages for a size: a quarter of the plain count (CURVE runs at a
+    /// fraction of plain speed, and the run must stay within its time).
+    pub fn curve_count(&self, size: usize) -> usize {
+        (self.thr_count(size) / 4).max(10)
     }
 
     fn scaled(&self, n: usize) -> usize {
@@ -119,6 +135,7 @@ impl Config {
                 .iter()
                 .copied()
                 .filter(|i| !(p == Pattern::PubSub && *i == Impl::Raw))
+                .filter(|i| p != Pattern::Curve || i.has_curve())
                 .collect()
         };
         for &p in &self.patterns {
@@ -126,6 +143,7 @@ impl Config {
                 Pattern::PushPull => (self.thr_sizes(), vec![1]),
                 Pattern::ReqRep => (self.lat_sizes(), vec![1]),
                 Pattern::PubSub => (self.pubsub_sizes(), vec![1, 8]),
+                Pattern::Curve => (self.curve_sizes(), vec![1]),
             };
             for &t in &self.transports {
                 // REQ/REP latency and PUB/SUB are measured over tcp and ipc; inproc only
@@ -133,7 +151,7 @@ impl Config {
                 if t == Transport::Inproc && p != Pattern::PushPull {
                     continue;
                 }
-                if p == Pattern::PubSub && t != Transport::Tcp {
+                if matches!(p, Pattern::PubSub | Pattern::Curve) && t != Transport::Tcp {
                     continue;
                 }
                 for &subs in &subs_list {
@@ -145,6 +163,10 @@ impl Config {
                             }
                             Pattern::ReqRep => self.lat_counts(),
                             Pattern::PubSub => (self.pubsub_count(size), 0),
+                            Pattern::Curve => {
+                                let n = self.curve_count(size);
+                                (n, (n / 10).min(1000))
+                            }
                         };
                         let cells = impls_for(p)
                             .into_iter()

@@ -29,6 +29,7 @@ pub fn run(cell: &Cell) -> Result<Samples, String> {
         (Pattern::PushPull, _) => Ok(push_pull(cell)),
         (Pattern::ReqRep, _) => Ok(req_rep(cell)),
         (Pattern::PubSub, _) => Err("raw: no fan-out ceiling".into()),
+        (Pattern::Curve, _) => Err("raw: no security".into()),
     }
 }
 

@@ -311,7 +311,10 @@ pub fn thread_layout() -> String {
     for i in Impl::ALL {
         let text = match i {
             Impl::OmqTokio => "each side on its own OS thread with a current-thread tokio runtime; the socket's connection tasks run on that thread",
-            Impl::OmqTokioMt => "both sides as tasks on one multi-threaded tokio runtime (one worker per core), free to migrate",
+            Impl::OmqTokioMt => "one multi-threaded tokio runtime (one worker per core) runs every connection task; each side's application code blocks on it (Handle::block_on) from its own OS thread",
+            Impl::OmqCompio => "each side on its own OS thread with its own compio runtime (io_uring driver where the kernel allows it); the socket's connection tasks run on that thread",
+            Impl::OmqMonoio => "each side on its own OS thread with its own monoio runtime (FusionDriver: io_uring where the kernel allows it, timers on); the socket's connection tasks run on that thread",
+            Impl::OmqGlommio => "each side on its own OS thread with its own glommio executor (io_uring); the socket's connection tasks run on that thread",
             Impl::Libzmq => "each side on its own OS thread with its own zmq context (1 I/O thread each, libzmq's default); inproc: one context shared by both sides",
             Impl::Zmqrs => "each side on its own OS thread with a current-thread tokio runtime",
             Impl::Raw => "each side on its own OS thread with a current-thread tokio runtime; plain TcpStream/UnixStream, 64 KiB writes of pre-framed messages (no per-message copy), 64 KiB reads that walk the frame headers; PUSH/PULL cells carry 8× (≤ 64 B), 4× (≤ 1 KiB) or 2× (4 KiB) the messages so that its runs last long enough to measure",

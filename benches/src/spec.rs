@@ -9,8 +9,16 @@ use std::str::FromStr;
 pub enum Impl {
     /// omq on tokio, each side on its own OS thread with a current-thread runtime.
     OmqTokio,
-    /// omq on tokio, both sides as tasks of one multi-threaded runtime (2 workers).
+    /// omq on tokio, one multi-threaded runtime (one worker per core) running every connection
+    /// task; each side's application code blocks on it from its own OS thread.
     OmqTokioMt,
+    /// omq on compio (io_uring where available), each side on its own OS thread and runtime.
+    OmqCompio,
+    /// omq on monoio (FusionDriver: io_uring where available), each side on its own OS thread
+    /// and runtime.
+    OmqMonoio,
+    /// omq on glommio (io_uring), each side on its own OS thread and executor.
+    OmqGlommio,
     /// libzmq through the `zmq` crate, one context (one I/O thread) per side.
     Libzmq,
     /// zmq.rs (the `zeromq` crate) on tokio, each side on its own current-thread runtime.
@@ -21,9 +29,12 @@ pub enum Impl {
 
 impl Impl {
     /// Every implementation, in table order.
-    pub const ALL: [Impl; 5] = [
+    pub const ALL: [Impl; 8] = [
         Impl::OmqTokio,
         Impl::OmqTokioMt,
+        Impl::OmqCompio,
+        Impl::OmqMonoio,
+        Impl::OmqGlommio,
         Impl::Libzmq,
         Impl::Zmqrs,
         Impl::Raw,
@@ -34,17 +45,37 @@ impl Impl {
         match self {
             Impl::OmqTokio => "omq-tokio",
             Impl::OmqTokioMt => "omq-tokio-mt",
+            Impl::OmqCompio => "omq-compio",
+            Impl::OmqMonoio => "omq-monoio",
+            Impl::OmqGlommio => "omq-glommio",
             Impl::Libzmq => "libzmq",
             Impl::Zmqrs => "zmq.rs",
             Impl::Raw => "raw-tokio",
         }
     }
 
+    /// Whether this is one of omq's backends.
+    pub fn is_omq(self) -> bool {
+        matches!(
+            self,
+            Impl::OmqTokio
+                | Impl::OmqTokioMt
+                | Impl::OmqCompio
+                | Impl::OmqMonoio
+                | Impl::OmqGlommio
+        )
+    }
+
+    /// Whether this implementation has CURVE (omq and libzmq; zmq.rs has no CURVE and the raw
+    /// stream no security).
+    pub fn has_curve(self) -> bool {
+        self.is_omq() || self == Impl::Libzmq
+    }
+
     /// Whether this implementation has the transport at all (a cell it lacks is printed as
     /// "n/a" with this reason).
     pub fn lacks(self, t: Transport) -> Option<&'static str> {
         match (self, t) {
-            (Impl::OmqTokio | Impl::OmqTokioMt, Transport::Inproc) => Some("n/a (not implemented)"),
             (Impl::Zmqrs, Transport::Inproc) => Some("n/a (zmq.rs has no inproc)"),
             (Impl::Raw, Transport::Inproc) => Some("n/a (no raw inproc stream)"),
             _ => None,
@@ -117,6 +148,8 @@ pub enum Pattern {
     ReqRep,
     /// PUB/SUB fan-out with `subs` subscribers.
     PubSub,
+    /// PUSH/PULL throughput with CURVE (the receiver is the CURVE server).
+    Curve,
 }
 
 impl Pattern {
@@ -126,6 +159,7 @@ impl Pattern {
             Pattern::PushPull => "pushpull",
             Pattern::ReqRep => "reqrep",
             Pattern::PubSub => "pubsub",
+            Pattern::Curve => "curve",
         }
     }
 }
@@ -143,6 +177,7 @@ impl FromStr for Pattern {
             "pushpull" => Ok(Pattern::PushPull),
             "reqrep" => Ok(Pattern::ReqRep),
             "pubsub" => Ok(Pattern::PubSub),
+            "curve" => Ok(Pattern::Curve),
             _ => Err(format!("unknown pattern {s:?}")),
         }
     }

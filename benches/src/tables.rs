@@ -55,7 +55,7 @@ pub fn markdown(cfg: &Config, store: &Store) -> String {
             ] {
                 let _ = writeln!(md, "\n### PUSH/PULL {t}: {title}\n");
                 let extra: &[&str] = if t == Transport::Inproc {
-                    &[]
+                    &["omq ÷ libzmq"]
                 } else {
                     &["omq ÷ libzmq", "omq ÷ zmq.rs", "omq ÷ raw"]
                 };
@@ -69,9 +69,9 @@ pub fn markdown(cfg: &Config, store: &Store) -> String {
                             rate,
                         ));
                     }
+                    let m = |imp: &str| store.median(imp, t.name(), "pushpull", s, metric);
+                    row.push(ratio(m(omq), m("libzmq")));
                     if t != Transport::Inproc {
-                        let m = |imp: &str| store.median(imp, t.name(), "pushpull", s, metric);
-                        row.push(ratio(m(omq), m("libzmq")));
                         row.push(ratio(m(omq), m("zmq.rs")));
                         row.push(ratio(m(omq), m("raw-tokio")));
                     }
@@ -151,6 +151,40 @@ pub fn markdown(cfg: &Config, store: &Store) -> String {
         }
     }
 
+    if cfg.patterns.contains(&crate::spec::Pattern::Curve) {
+        let cs: Vec<Impl> = impls.iter().copied().filter(|i| i.has_curve()).collect();
+        for (metric, title) in [
+            (
+                "e2e_msg_s",
+                "end-to-end msg/s (N ÷ (last receive − first send))",
+            ),
+            (
+                "recv_msg_s",
+                "receiver-side msg/s (N ÷ (last receive − first receive))",
+            ),
+        ] {
+            let _ = writeln!(
+                md,
+                "\n### CURVE PUSH/PULL tcp: {title}\n\nThe receiver (PULL, bind) is the CURVE \
+                 server; keys from omq's `generate_keypair`, passed to both as Z85 text.\n"
+            );
+            head(&mut md, &["size"], &cs, &["omq ÷ libzmq"]);
+            for s in cfg.curve_sizes() {
+                let mut row = vec![size(s)];
+                for i in &cs {
+                    row.push(cell_text(
+                        store,
+                        &Key::new(i.name(), "tcp", "curve", s, metric),
+                        rate,
+                    ));
+                }
+                let m = |imp: &str| store.median(imp, "tcp", "curve", s, metric);
+                row.push(ratio(m(omq), m("libzmq")));
+                let _ = writeln!(md, "| {} |", row.join(" | "));
+            }
+        }
+    }
+
     if cfg.allocs || cfg.callgrind {
         let _ = writeln!(
             md,
@@ -206,11 +240,24 @@ pub fn markdown(cfg: &Config, store: &Store) -> String {
 
 /// The bar of issue 6, cell by cell, for each omq variant.
 pub fn bar(cfg: &Config, store: &Store) -> String {
+    let variants: Vec<&str> = cfg
+        .impls
+        .iter()
+        .filter(|i| i.is_omq())
+        .map(|i| i.name())
+        .collect();
     let mut md = String::from(
-        "\n### The bar (issue 6), checked against this run's medians\n\n\
-         | cell | requirement | omq-tokio | met | omq-tokio-mt | met |\n|---|---|---|---|---|---|\n",
+        "\n### The bar (issue 6), checked against this run's medians\n\n| cell | requirement |",
     );
-    let variants = [Impl::OmqTokio.name(), Impl::OmqTokioMt.name()];
+    for v in &variants {
+        let _ = write!(md, " {v} | met |");
+    }
+    md.push_str("\n|---|---|");
+    for _ in &variants {
+        md.push_str("---|---|");
+    }
+    md.push('\n');
+    let variants = &variants[..];
     let mark = |ok: Option<bool>| match ok {
         Some(true) => "yes",
         Some(false) => "**no**",
@@ -220,10 +267,31 @@ pub fn bar(cfg: &Config, store: &Store) -> String {
         for &t in &cfg.transports {
             let tn = t.name();
             if t == Transport::Inproc {
-                let _ = writeln!(
-                    md,
-                    "| PUSH/PULL inproc, all sizes | ahead of libzmq inproc | n/a (not implemented) | **no** | n/a | **no** |"
-                );
+                for s in cfg.thr_sizes() {
+                    let m = |imp: &str| store.median(imp, tn, "pushpull", s, "e2e_msg_s");
+                    let target = m("libzmq");
+                    let mut row = format!(
+                        "| PUSH/PULL inproc {} e2e | ≥ libzmq inproc (= {}) ",
+                        size(s),
+                        target.map_or("–".into(), rate)
+                    );
+                    for v in variants {
+                        let got = m(v);
+                        let ok = got.zip(target).map(|(g, t)| g >= t);
+                        let share = got
+                            .zip(target)
+                            .map_or(String::new(), |(g, t)| format!(" ({:.0}%)", 100.0 * g / t));
+                        let _ = write!(
+                            row,
+                            "| {}{} | {} ",
+                            got.map_or("–".into(), rate),
+                            share,
+                            mark(ok)
+                        );
+                    }
+                    md.push_str(&row);
+                    md.push_str("|\n");
+                }
                 continue;
             }
             for s in cfg.thr_sizes() {
@@ -346,11 +414,40 @@ pub fn bar(cfg: &Config, store: &Store) -> String {
             md.push_str("|\n");
         }
     }
+    if cfg.patterns.contains(&crate::spec::Pattern::Curve) {
+        for s in cfg.curve_sizes() {
+            let m = |imp: &str| store.median(imp, "tcp", "curve", s, "e2e_msg_s");
+            let target = m("libzmq").map(|v| 2.0 * v);
+            let mut row = format!(
+                "| CURVE PUSH/PULL tcp {} e2e | ≥ 2× libzmq CURVE (= {}) ",
+                size(s),
+                target.map_or("–".into(), rate)
+            );
+            for v in variants {
+                let got = m(v);
+                let ok = got.zip(target).map(|(g, t)| g >= t);
+                let share = got
+                    .zip(target)
+                    .map_or(String::new(), |(g, t)| format!(" ({:.0}%)", 100.0 * g / t));
+                let _ = write!(
+                    row,
+                    "| {}{} | {} ",
+                    got.map_or("–".into(), rate),
+                    share,
+                    mark(ok)
+                );
+            }
+            md.push_str(&row);
+            md.push_str("|\n");
+        }
+    }
+    // Allocations and instructions are counted for omq-tokio only.
+    let rest = " | not measured | –".repeat(variants.len().saturating_sub(1));
     if cfg.allocs {
         let a = cost::median(store, Impl::OmqTokio, 8, "allocs_per_msg").map(|s| s.median);
         let _ = writeln!(
             md,
-            "| allocations, 8 B (inline) | 0 per message | {} | {} | not measured | – |",
+            "| allocations, 8 B (inline) | 0 per message | {} | {}{rest} |",
             a.map_or("–".into(), plain),
             mark(a.map(|v| v < 0.01))
         );
@@ -362,7 +459,7 @@ pub fn bar(cfg: &Config, store: &Store) -> String {
             cost::median(store, Impl::Libzmq, cost::INSTR_SIZE, "instr_per_msg").map(|s| s.median);
         let _ = writeln!(
             md,
-            "| instructions, 64 B | < libzmq (= {}) | {} | {} | not measured | – |",
+            "| instructions, 64 B | < libzmq (= {}) | {} | {}{rest} |",
             l.map_or("–".into(), plain),
             o.map_or("–".into(), plain),
             mark(o.zip(l).map(|(o, l)| o < l))
