@@ -9,6 +9,7 @@
 //! - [`report`]: the whole suite in one call, with a readable report.
 //! - [`blocking`]: a minimal blocking driver for one omq-core session on a TCP stream.
 
+pub mod api;
 pub mod async_peer;
 pub mod backend;
 pub mod blocking;

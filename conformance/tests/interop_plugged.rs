@@ -20,3 +20,7 @@ fn the_suite_in_one_call_reports_every_scenario() {
 mod security {
     conformance::secure_suite!(conformance::plugged::AsyncIoBackend);
 }
+
+mod user_api {
+    conformance::api_suite!(conformance::plugged::AsyncIoBackend);
+}

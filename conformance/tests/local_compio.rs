@@ -6,3 +6,11 @@ mod io_uring {
 mod poll {
     conformance::local_suite!(conformance::backend::CompioPollBackend);
 }
+
+mod user_api_io_uring {
+    conformance::api_suite!(conformance::backend::CompioBackend);
+}
+
+mod user_api_poll {
+    conformance::api_suite!(conformance::backend::CompioPollBackend);
+}

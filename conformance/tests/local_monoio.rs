@@ -6,3 +6,11 @@ mod io_uring {
 mod legacy {
     conformance::local_suite!(conformance::backend::MonoioLegacyBackend);
 }
+
+mod user_api_io_uring {
+    conformance::api_suite!(conformance::backend::MonoioBackend);
+}
+
+mod user_api_legacy {
+    conformance::api_suite!(conformance::backend::MonoioLegacyBackend);
+}

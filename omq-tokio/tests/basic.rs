@@ -3,8 +3,7 @@
 
 use std::time::Duration;
 
-use futures_util::StreamExt;
-use omq_tokio::{Error, EventKind, Message, Options, Socket, SocketType};
+use omq_tokio::{Error, Message, Options, Socket, SocketType};
 
 const T: Duration = Duration::from_secs(10);
 
@@ -17,31 +16,6 @@ fn socket_is_send_sync_clone() {
 
 async fn within<F: std::future::Future>(f: F) -> F::Output {
     tokio::time::timeout(T, f).await.expect("took too long")
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn push_pull_over_tcp_and_ipc() {
-    for ep in [
-        "tcp://127.0.0.1:0",
-        "ipc:///tmp/omq-tokio-basic-pushpull.sock",
-    ] {
-        let pull = Socket::new(SocketType::Pull, Options::default()).unwrap();
-        let bound = pull.bind(ep).await.unwrap();
-        let push = Socket::new(SocketType::Push, Options::default().send_hwm(10_000)).unwrap();
-        push.connect(&bound.to_string()).await.unwrap();
-        within(push.send(Message::from("hello"))).await.unwrap();
-        within(push.send(Message::multipart(["a", "", "c"])))
-            .await
-            .unwrap();
-        let big = vec![9u8; 200_000];
-        within(push.send(Message::from(big.clone()))).await.unwrap();
-        assert_eq!(within(pull.recv()).await.unwrap(), Message::from("hello"));
-        assert_eq!(
-            within(pull.recv()).await.unwrap(),
-            Message::multipart(["a", "", "c"])
-        );
-        assert_eq!(within(pull.recv()).await.unwrap(), Message::from(big));
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -73,140 +47,6 @@ async fn many_messages_from_spawned_tasks() {
     for t in tasks {
         t.await.unwrap();
     }
-}
-
-#[tokio::test]
-async fn req_rep_and_state_errors() {
-    let rep = Socket::new(SocketType::Rep, Options::default()).unwrap();
-    let ep = rep.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
-    let req = Socket::new(SocketType::Req, Options::default()).unwrap();
-    req.connect(&ep).await.unwrap();
-    assert!(matches!(req.recv().await, Err(Error::InvalidState)));
-    for i in 0..100 {
-        req.send(Message::from(format!("q{i}"))).await.unwrap();
-        let q = within(rep.recv()).await.unwrap();
-        rep.send(q).await.unwrap();
-        assert_eq!(
-            within(req.recv()).await.unwrap(),
-            Message::from(format!("q{i}"))
-        );
-    }
-}
-
-#[tokio::test]
-async fn pub_sub_with_prefixes() {
-    let publ = Socket::new(SocketType::Pub, Options::default()).unwrap();
-    let ep = publ.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
-    let sub = Socket::new(SocketType::Sub, Options::default()).unwrap();
-    sub.subscribe("news").unwrap();
-    sub.connect(&ep).await.unwrap();
-    // Subscriptions take a moment to arrive; publish until one gets through.
-    let got = within(async {
-        loop {
-            publ.send(Message::from("weather")).await.unwrap();
-            publ.send(Message::from("news: hi")).await.unwrap();
-            if let Ok(m) = tokio::time::timeout(Duration::from_millis(20), sub.recv()).await {
-                break m.unwrap();
-            }
-        }
-    })
-    .await;
-    assert_eq!(got, Message::from("news: hi"));
-}
-
-#[tokio::test]
-async fn timeouts_and_try_ops() {
-    let push = Socket::new(
-        SocketType::Push,
-        Options::default().send_timeout(Some(Duration::from_millis(50))),
-    )
-    .unwrap();
-    let start = std::time::Instant::now();
-    assert!(matches!(
-        push.send(Message::from("x")).await,
-        Err(Error::WouldBlock)
-    ));
-    assert!(start.elapsed() >= Duration::from_millis(50));
-    assert!(start.elapsed() < T);
-    let e = push.try_send(Message::from("y")).unwrap_err();
-    assert!(matches!(e.error, Error::WouldBlock));
-    assert_eq!(e.message, Message::from("y"));
-    let pull = Socket::new(
-        SocketType::Pull,
-        Options::default().recv_timeout(Some(Duration::from_millis(50))),
-    )
-    .unwrap();
-    assert!(matches!(pull.recv().await, Err(Error::WouldBlock)));
-    assert!(matches!(pull.try_recv(), Err(Error::WouldBlock)));
-}
-
-#[tokio::test]
-async fn bad_endpoints_and_options_are_clear_errors() {
-    let s = Socket::new(SocketType::Push, Options::default()).unwrap();
-    assert!(matches!(s.bind("nonsense").await, Err(Error::Endpoint(_))));
-    assert!(matches!(
-        s.connect("pgm://eth0;239.1.1.1:5555").await,
-        Err(Error::Endpoint(_))
-    ));
-    assert!(matches!(
-        s.bind("tcp://127.0.0.1:99999").await,
-        Err(Error::Endpoint(_))
-    ));
-    assert!(matches!(
-        Socket::new(SocketType::Push, Options::default().router_mandatory(true)),
-        Err(Error::Option(_))
-    ));
-    // A port in use.
-    let a = Socket::new(SocketType::Pull, Options::default()).unwrap();
-    let ep = a.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
-    let b = Socket::new(SocketType::Pull, Options::default()).unwrap();
-    assert!(matches!(b.bind(&ep).await, Err(Error::Io(_))));
-    assert!(matches!(
-        s.unbind("tcp://127.0.0.1:1").await,
-        Err(Error::NotInUse(_))
-    ));
-}
-
-#[tokio::test]
-async fn monitor_stream_reports_connection_events() {
-    let server = Socket::new(SocketType::Pull, Options::default()).unwrap();
-    let mut events = server.monitor();
-    let ep = server.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
-    let client = Socket::new(SocketType::Push, Options::default()).unwrap();
-    client.connect(&ep).await.unwrap();
-    let mut kinds = Vec::new();
-    while kinds.len() < 3 {
-        let e = within(events.next()).await.unwrap();
-        kinds.push(e.kind);
-    }
-    assert_eq!(
-        kinds,
-        [
-            EventKind::Listening,
-            EventKind::Accepted,
-            EventKind::HandshakeSucceeded
-        ]
-    );
-}
-
-#[tokio::test]
-async fn stale_ipc_file_is_replaced_and_ours_removed_on_unbind() {
-    let path = "/tmp/omq-tokio-basic-stale.sock";
-    let _ = std::fs::remove_file(path);
-    // A socket file left by a dead process: bound, then the listener leaked without unlink.
-    drop(std::os::unix::net::UnixListener::bind(path).unwrap());
-    assert!(std::path::Path::new(path).exists());
-    let s = Socket::new(SocketType::Pull, Options::default()).unwrap();
-    let ep = format!("ipc://{path}");
-    s.bind(&ep).await.unwrap();
-    s.unbind(&ep).await.unwrap();
-    // The listener task removes the file as it stops.
-    within(async {
-        while std::path::Path::new(path).exists() {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    })
-    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

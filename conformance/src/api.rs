@@ -1,0 +1,315 @@
+//! The user API, the same on every backend: what each backend's own tests used to repeat,
+//! written once here (push/pull with large and multipart messages over tcp, ipc and abstract
+//! ipc, host names, many senders, req/rep state errors, pub/sub prefixes, timeouts and
+//! non-waiting calls, clear errors for bad endpoints and options, monitor events, stale ipc
+//! files, connect before bind).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use futures_util::future::{select, Either};
+use futures_util::StreamExt;
+use omq_driver::{Error, EventKind, Message, Options, Runtime, Socket, SocketType};
+
+use crate::backend::Backend;
+
+const T: Duration = Duration::from_secs(10);
+
+static UNIQUE: AtomicU64 = AtomicU64::new(0);
+
+fn unique(tag: &str) -> String {
+    format!(
+        "{tag}-{}-{}",
+        std::process::id(),
+        UNIQUE.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// `f`, or a panic after `d` (on the runtime's own timer).
+async fn within_for<R: Runtime, F: std::future::Future>(d: Duration, f: F) -> Option<F::Output> {
+    let f = Box::pin(f);
+    let t = Box::pin(R::sleep_until(R::now() + d));
+    match select(f, t).await {
+        Either::Left((v, _)) => Some(v),
+        Either::Right(_) => None,
+    }
+}
+
+async fn within<R: Runtime, F: std::future::Future>(f: F) -> F::Output {
+    within_for::<R, F>(T, f).await.expect("took too long")
+}
+
+/// The API cases.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub enum Case {
+    /// PUSH/PULL over tcp, ipc and abstract ipc with multipart and a 200 KB message.
+    PushPull,
+    /// `tcp://localhost` resolves, for bind and connect.
+    HostNames,
+    /// Four senders, 5,000 messages each, order kept per sender.
+    ManySenders,
+    /// REQ/REP round trips and state errors.
+    ReqRep,
+    /// PUB/SUB prefix filtering.
+    PubSub,
+    /// SNDTIMEO, RCVTIMEO, try_send and try_recv.
+    Timeouts,
+    /// Bad endpoints, options on the wrong type, addresses in use.
+    BadInput,
+    /// LISTENING, ACCEPTED, HANDSHAKE_SUCCEEDED in order.
+    Monitor,
+    /// A stale ipc file is replaced, ours removed on unbind.
+    StaleIpc,
+    /// Messages queued before the peer binds are delivered.
+    LateBind,
+}
+
+/// Runs one case on backend `B`.
+pub fn run_api<B: Backend>(case: Case) {
+    B::block_on(run_case::<B::R>(case));
+}
+
+async fn run_case<R: Runtime>(case: Case) {
+    let new = |t: SocketType, o: Options| Socket::<R>::new(t, o).unwrap();
+    let d = Options::default;
+    match case {
+        Case::PushPull => {
+            for ep in [
+                "tcp://127.0.0.1:0".to_string(),
+                format!("ipc:///tmp/omq-api-{}.sock", unique("pp")),
+                format!("ipc://@omq-api-{}", unique("abstract")),
+            ] {
+                let pull = new(SocketType::Pull, d());
+                let bound = pull.bind(&ep).await.unwrap();
+                let push = new(SocketType::Push, d().send_hwm(10_000));
+                push.connect(&bound.to_string()).await.unwrap();
+                let big = vec![9u8; 200_000];
+                for m in [
+                    Message::from("hello"),
+                    Message::multipart(["a", "", "c"]),
+                    Message::from(big),
+                ] {
+                    within::<R, _>(push.send(m.clone())).await.unwrap();
+                    assert_eq!(within::<R, _>(pull.recv()).await.unwrap(), m);
+                }
+            }
+        }
+        Case::HostNames => {
+            let pull = new(SocketType::Pull, d());
+            let bound = pull.bind("tcp://localhost:0").await.unwrap().to_string();
+            let port = bound.rsplit(':').next().unwrap().to_string();
+            let push = new(SocketType::Push, d());
+            push.connect(&format!("tcp://localhost:{port}"))
+                .await
+                .unwrap();
+            within::<R, _>(push.send(Message::from("by name")))
+                .await
+                .unwrap();
+            assert_eq!(
+                within::<R, _>(pull.recv()).await.unwrap(),
+                Message::from("by name")
+            );
+        }
+        Case::ManySenders => {
+            let pull = new(SocketType::Pull, d());
+            let ep = pull.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
+            let senders = (0..4u32).map(|t| {
+                let ep = ep.clone();
+                async move {
+                    let push = Socket::<R>::new(SocketType::Push, Options::default()).unwrap();
+                    push.connect(&ep).await.unwrap();
+                    for i in 0..5000u32 {
+                        push.send(Message::multipart([t.to_be_bytes(), i.to_be_bytes()]))
+                            .await
+                            .unwrap();
+                    }
+                    push.close().await.unwrap();
+                }
+            });
+            let receiver = async {
+                let mut next = [0u32; 4];
+                for _ in 0..20_000 {
+                    let m = within::<R, _>(pull.recv()).await.unwrap();
+                    let t = u32::from_be_bytes(m.parts()[0][..].try_into().unwrap()) as usize;
+                    let i = u32::from_be_bytes(m.parts()[1][..].try_into().unwrap());
+                    assert_eq!(i, next[t], "per-sender order");
+                    next[t] += 1;
+                }
+            };
+            futures_util::future::join(futures_util::future::join_all(senders), receiver).await;
+        }
+        Case::ReqRep => {
+            let rep = new(SocketType::Rep, d());
+            let ep = rep.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
+            let req = new(SocketType::Req, d());
+            req.connect(&ep).await.unwrap();
+            assert!(matches!(req.recv().await, Err(Error::InvalidState)));
+            for i in 0..100 {
+                req.send(Message::from(format!("q{i}"))).await.unwrap();
+                let q = within::<R, _>(rep.recv()).await.unwrap();
+                rep.send(q).await.unwrap();
+                let a = within::<R, _>(req.recv()).await.unwrap();
+                assert_eq!(a, Message::from(format!("q{i}")));
+            }
+        }
+        Case::PubSub => {
+            let publ = new(SocketType::Pub, d());
+            let ep = publ.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
+            let sub = new(SocketType::Sub, d());
+            sub.subscribe("news").unwrap();
+            sub.connect(&ep).await.unwrap();
+            // Subscriptions take a moment to arrive; publish until one gets through.
+            let got = within::<R, _>(async {
+                loop {
+                    publ.send(Message::from("weather")).await.unwrap();
+                    publ.send(Message::from("news: hi")).await.unwrap();
+                    if let Some(m) = within_for::<R, _>(Duration::from_millis(20), sub.recv()).await
+                    {
+                        break m.unwrap();
+                    }
+                }
+            })
+            .await;
+            assert_eq!(got, Message::from("news: hi"));
+        }
+        Case::Timeouts => {
+            let push = new(
+                SocketType::Push,
+                d().send_timeout(Some(Duration::from_millis(50))),
+            );
+            let start = Instant::now();
+            assert!(matches!(
+                push.send(Message::from("x")).await,
+                Err(Error::WouldBlock)
+            ));
+            assert!(start.elapsed() >= Duration::from_millis(50) && start.elapsed() < T);
+            let e = push.try_send(Message::from("y")).unwrap_err();
+            assert!(matches!(e.error, Error::WouldBlock));
+            assert_eq!(e.message, Message::from("y"));
+            let pull = new(
+                SocketType::Pull,
+                d().recv_timeout(Some(Duration::from_millis(50))),
+            );
+            assert!(matches!(pull.recv().await, Err(Error::WouldBlock)));
+            assert!(matches!(pull.try_recv(), Err(Error::WouldBlock)));
+        }
+        Case::BadInput => {
+            let s = new(SocketType::Push, d());
+            assert!(matches!(s.bind("nonsense").await, Err(Error::Endpoint(_))));
+            assert!(matches!(
+                s.connect("pgm://eth0;239.1.1.1:5555").await,
+                Err(Error::Endpoint(_))
+            ));
+            assert!(matches!(
+                s.bind("tcp://127.0.0.1:99999").await,
+                Err(Error::Endpoint(_))
+            ));
+            assert!(matches!(
+                Socket::<R>::new(SocketType::Push, d().router_mandatory(true)),
+                Err(Error::Option(_))
+            ));
+            let a = new(SocketType::Pull, d());
+            let ep = a.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
+            let b = new(SocketType::Pull, d());
+            assert!(
+                matches!(b.bind(&ep).await, Err(Error::Io(_))),
+                "tcp port in use"
+            );
+            let ipc = format!("ipc:///tmp/omq-api-{}.sock", unique("inuse"));
+            a.bind(&ipc).await.unwrap();
+            assert!(
+                matches!(b.bind(&ipc).await, Err(Error::Io(_))),
+                "ipc path in use"
+            );
+            assert!(matches!(
+                s.unbind("tcp://127.0.0.1:1").await,
+                Err(Error::NotInUse(_))
+            ));
+        }
+        Case::Monitor => {
+            let server = new(SocketType::Pull, d());
+            let mut events = server.monitor();
+            let ep = server.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
+            let client = new(SocketType::Push, d());
+            client.connect(&ep).await.unwrap();
+            let mut kinds = Vec::new();
+            while kinds.len() < 3 {
+                kinds.push(within::<R, _>(events.next()).await.unwrap().kind);
+            }
+            assert_eq!(
+                kinds,
+                [
+                    EventKind::Listening,
+                    EventKind::Accepted,
+                    EventKind::HandshakeSucceeded
+                ]
+            );
+        }
+        Case::StaleIpc => {
+            let path = format!("/tmp/omq-api-{}.sock", unique("stale"));
+            // A socket file left by a dead process: bound, then leaked without unlink.
+            drop(std::os::unix::net::UnixListener::bind(&path).unwrap());
+            assert!(std::path::Path::new(&path).exists());
+            let s = new(SocketType::Pull, d());
+            let ep = format!("ipc://{path}");
+            s.bind(&ep).await.unwrap();
+            s.unbind(&ep).await.unwrap();
+            // The listener task removes the file as it stops.
+            within::<R, _>(async {
+                while std::path::Path::new(&path).exists() {
+                    R::sleep_until(R::now() + Duration::from_millis(5)).await;
+                }
+            })
+            .await;
+        }
+        Case::LateBind => {
+            let ep = format!("ipc:///tmp/omq-api-{}.sock", unique("late"));
+            let push = new(
+                SocketType::Push,
+                d().reconnect_ivl(Some(Duration::from_millis(20))),
+            );
+            push.connect(&ep).await.unwrap();
+            push.send(Message::from("queued before bind"))
+                .await
+                .unwrap();
+            R::sleep_until(R::now() + Duration::from_millis(50)).await;
+            let pull = new(SocketType::Pull, d());
+            pull.bind(&ep).await.unwrap();
+            assert_eq!(
+                within::<R, _>(pull.recv()).await.unwrap(),
+                Message::from("queued before bind")
+            );
+        }
+    }
+}
+
+/// Instantiates every API case for a backend.
+#[macro_export]
+macro_rules! api_suite {
+    ($backend:ty) => {
+        mod api {
+            use $crate::api::{run_api, Case};
+            $crate::api_suite!(@cases $backend;
+                push_pull_over_tcp_and_ipc: PushPull,
+                host_names_resolve: HostNames,
+                many_senders_keep_their_order: ManySenders,
+                req_rep_and_state_errors: ReqRep,
+                pub_sub_with_prefixes: PubSub,
+                timeouts_and_try_ops: Timeouts,
+                bad_endpoints_and_options_are_clear_errors: BadInput,
+                monitor_stream_reports_connection_events: Monitor,
+                stale_ipc_file_is_replaced_and_ours_removed_on_unbind: StaleIpc,
+                a_connecting_push_delivers_after_the_peer_binds_late: LateBind
+            );
+        }
+    };
+    (@cases $backend:ty; $($name:ident : $case:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                run_api::<$backend>(Case::$case);
+            }
+        )*
+    };
+}
