@@ -231,8 +231,8 @@ impl Link {
             return;
         };
         let (src_pipe, dst_pipe) = (self.ends[from].pipe, self.ends[to].pipe);
+        let mut room = dst.lock().core.inbound_room(dst_pipe);
         loop {
-            let room = dst.lock().core.inbound_room(dst_pipe);
             if room == 0 {
                 return;
             }
@@ -247,11 +247,12 @@ impl Link {
             if batch.is_empty() {
                 return;
             }
-            dst.with(|st| {
+            // Deliver, and learn the room left in the same critical section.
+            room = dst.with(|st| {
                 for o in batch.drain(..) {
                     match o {
                         Outbound::Message(m) => {
-                            // Room was counted above and only this link fills this pipe.
+                            // Room was counted and only this link fills this pipe.
                             let _ = st.core.handle_message(dst_pipe, m);
                         }
                         Outbound::Command(Command::Subscribe(t)) => {
@@ -261,6 +262,7 @@ impl Link {
                         _ => {}
                     }
                 }
+                st.core.inbound_room(dst_pipe)
             });
         }
     }
