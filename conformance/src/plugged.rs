@@ -146,10 +146,7 @@ impl Runtime for AsyncIo {
                 let s = UnixStream::connect_addr(&net::ipc_addr(path)?)?;
                 Ok(halves(Stream::Unix(Async::new(s)?), None))
             }
-            other => Err(io::Error::new(
-                io::ErrorKind::Unsupported,
-                format!("{} is not a stream transport", other.transport()),
-            )),
+            other => Err(net::not_a_stream(other)),
         }
     }
 
@@ -163,10 +160,7 @@ impl Runtime for AsyncIo {
                 let (l, guard, resolved) = net::ipc_listener(path)?;
                 Ok((AsyncListener::Unix(Async::new(l)?, guard), resolved))
             }
-            other => Err(io::Error::new(
-                io::ErrorKind::Unsupported,
-                format!("{} is not a stream transport", other.transport()),
-            )),
+            other => Err(net::not_a_stream(other)),
         }
     }
 }

@@ -153,23 +153,12 @@ async fn off_thread_for_names<T: Send + 'static>(
 async fn connect_tcp(host: &Host, port: u16) -> io::Result<(Reader, Writer)> {
     let h = host.clone();
     let addrs: Vec<SocketAddr> = off_thread_for_names(host, move || net::resolve(&h, port)).await?;
-    let mut last = io::Error::new(io::ErrorKind::NotFound, "no address to connect to");
-    for addr in addrs {
+    net::connect_any(addrs, |addr| async move {
         let sock = net::tcp_connect_socket(&addr)?;
         let sock = TcpSocket::from_std_stream(std::net::TcpStream::from(sock))?;
-        match sock.connect(addr).await {
-            Ok(s) => return tcp_halves(s),
-            Err(e) => last = e,
-        }
-    }
-    Err(last)
-}
-
-fn not_a_stream(other: &Endpoint) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::Unsupported,
-        format!("{} is not a stream transport", other.transport()),
-    )
+        tcp_halves(sock.connect(addr).await?)
+    })
+    .await
 }
 
 impl Runtime for Compio {
@@ -200,7 +189,7 @@ impl Runtime for Compio {
                 s.set_nonblocking(true)?;
                 Ok(ipc_halves(UnixStream::from_std(s)?))
             }
-            other => Err(not_a_stream(other)),
+            other => Err(net::not_a_stream(other)),
         }
     }
 
@@ -219,7 +208,7 @@ impl Runtime for Compio {
                     resolved,
                 ))
             }
-            other => Err(not_a_stream(other)),
+            other => Err(net::not_a_stream(other)),
         }
     }
 }

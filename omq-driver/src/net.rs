@@ -8,7 +8,7 @@ use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr as UnixAddr, UnixListener, UnixStream};
 use std::path::PathBuf;
 
-use omq_core::endpoint::Host;
+use omq_core::endpoint::{Endpoint, Host};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 
 /// libzmq's default listen backlog.
@@ -112,4 +112,29 @@ pub fn ipc_listener(path: &str) -> io::Result<(UnixListener, IpcPath, String)> {
     // process must not delete that process's socket.
     let guard = IpcPath((!path.starts_with('@')).then(|| PathBuf::from(path)));
     Ok((l, guard, format!("ipc://{path}")))
+}
+
+/// The error for an endpoint a stream backend cannot carry (inproc is handled by the driver).
+pub fn not_a_stream(endpoint: &Endpoint) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!("{} is not a stream transport", endpoint.transport()),
+    )
+}
+
+/// Tries `connect` on each resolved address in turn and returns the first success, or the
+/// last failure (what libzmq does with a name that resolves to several addresses).
+pub async fn connect_any<T, F, Fut>(addrs: Vec<SocketAddr>, mut connect: F) -> io::Result<T>
+where
+    F: FnMut(SocketAddr) -> Fut,
+    Fut: std::future::Future<Output = io::Result<T>>,
+{
+    let mut last = io::Error::new(io::ErrorKind::NotFound, "no address to connect to");
+    for addr in addrs {
+        match connect(addr).await {
+            Ok(t) => return Ok(t),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
 }

@@ -231,23 +231,13 @@ async fn off_thread_for_names<T: Send + 'static>(
 async fn connect_tcp(host: &Host, port: u16) -> io::Result<(Reader, Writer)> {
     let h = host.clone();
     let addrs: Vec<SocketAddr> = off_thread_for_names(host, move || net::resolve(&h, port)).await?;
-    let mut last = io::Error::new(io::ErrorKind::NotFound, "no address to connect to");
-    for addr in addrs {
-        // glommio connects only sockets it makes itself (an io_uring connect); TCP_NODELAY is
-        // set once it is connected.
-        match TcpStream::connect(addr).await {
-            Ok(s) => return Conn::wrap(s, true),
-            Err(e) => last = e.into(),
-        }
-    }
-    Err(last)
-}
-
-fn not_a_stream(other: &Endpoint) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::Unsupported,
-        format!("{} is not a stream transport", other.transport()),
-    )
+    // glommio connects only sockets it makes itself (an io_uring connect); TCP_NODELAY is set
+    // once it is connected.
+    net::connect_any(addrs, |addr| async move {
+        let s = TcpStream::connect(addr).await.map_err(io::Error::from)?;
+        Conn::wrap(s, true)
+    })
+    .await
 }
 
 impl Runtime for Glommio {
@@ -279,7 +269,7 @@ impl Runtime for Glommio {
                 let s = std::os::unix::net::UnixStream::connect_addr(&addr)?;
                 Conn::wrap(fd::stream(s.into()), false)
             }
-            other => Err(not_a_stream(other)),
+            other => Err(net::not_a_stream(other)),
         }
     }
 
@@ -301,7 +291,7 @@ impl Runtime for Glommio {
                     resolved,
                 ))
             }
-            other => Err(not_a_stream(other)),
+            other => Err(net::not_a_stream(other)),
         }
     }
 }

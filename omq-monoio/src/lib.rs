@@ -217,23 +217,12 @@ async fn off_thread_for_names<T: Send + 'static>(
 async fn connect_tcp(host: &Host, port: u16) -> io::Result<(Reader, Writer)> {
     let h = host.clone();
     let addrs: Vec<SocketAddr> = off_thread_for_names(host, move || net::resolve(&h, port)).await?;
-    let mut last = io::Error::new(io::ErrorKind::NotFound, "no address to connect to");
-    for addr in addrs {
-        // monoio's own connect (an io_uring op, or a non-blocking connect on epoll) makes the
-        // socket the way its driver wants it; TCP_NODELAY is set on the result.
-        match TcpStream::connect_addr(addr).await {
-            Ok(s) => return tcp_halves(s),
-            Err(e) => last = e,
-        }
-    }
-    Err(last)
-}
-
-fn not_a_stream(other: &Endpoint) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::Unsupported,
-        format!("{} is not a stream transport", other.transport()),
-    )
+    // monoio's own connect (an io_uring op, or a non-blocking connect on epoll) makes the
+    // socket the way its driver wants it; TCP_NODELAY is set on the result.
+    net::connect_any(addrs, |addr| async move {
+        tcp_halves(TcpStream::connect_addr(addr).await?)
+    })
+    .await
 }
 
 impl Runtime for Monoio {
@@ -265,7 +254,7 @@ impl Runtime for Monoio {
                 s.set_nonblocking(nonblocking())?;
                 Ok(ipc_halves(UnixStream::from_std(s)?))
             }
-            other => Err(not_a_stream(other)),
+            other => Err(net::not_a_stream(other)),
         }
     }
 
@@ -288,7 +277,7 @@ impl Runtime for Monoio {
                     resolved,
                 ))
             }
-            other => Err(not_a_stream(other)),
+            other => Err(net::not_a_stream(other)),
         }
     }
 }

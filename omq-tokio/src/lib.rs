@@ -128,20 +128,16 @@ async fn connect_tcp(host: &omq_core::endpoint::Host, port: u16) -> io::Result<(
         }
         other => net::resolve(other, port)?,
     };
-    let mut last = io::Error::new(io::ErrorKind::NotFound, "no address to connect to");
-    for addr in addrs {
+    net::connect_any(addrs, |addr| async move {
         let sock = net::tcp_connect_socket(&addr)?;
-        let sock = TcpSocket::from_std_stream(std::net::TcpStream::from(sock));
-        match sock.connect(addr).await {
-            Ok(s) => {
-                s.set_nodelay(true)?;
-                let (r, w) = s.into_split();
-                return Ok((Reader::Tcp(r), Writer::Tcp(w)));
-            }
-            Err(e) => last = e,
-        }
-    }
-    Err(last)
+        let s = TcpSocket::from_std_stream(std::net::TcpStream::from(sock))
+            .connect(addr)
+            .await?;
+        s.set_nodelay(true)?;
+        let (r, w) = s.into_split();
+        Ok((Reader::Tcp(r), Writer::Tcp(w)))
+    })
+    .await
 }
 
 impl Runtime for Tokio {
@@ -175,10 +171,7 @@ impl Runtime for Tokio {
                 let (r, w) = UnixStream::from_std(s)?.into_split();
                 Ok((Reader::Ipc(r), Writer::Ipc(w)))
             }
-            other => Err(io::Error::new(
-                io::ErrorKind::Unsupported,
-                format!("{} is not a stream transport", other.transport()),
-            )),
+            other => Err(net::not_a_stream(other)),
         }
     }
 
@@ -195,10 +188,7 @@ impl Runtime for Tokio {
                     resolved,
                 ))
             }
-            other => Err(io::Error::new(
-                io::ErrorKind::Unsupported,
-                format!("{} is not a stream transport", other.transport()),
-            )),
+            other => Err(net::not_a_stream(other)),
         }
     }
 }
