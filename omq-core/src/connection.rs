@@ -12,7 +12,6 @@ use std::time::Instant;
 use bytes::{Bytes, BytesMut};
 
 use crate::error::{SessionError, UsageError};
-use crate::message::Message;
 use crate::pipe::{Command, Outbound, PipeId};
 use crate::session::{Session, SessionConfig, SessionEvent};
 use crate::socket::Socket;
@@ -27,8 +26,9 @@ pub const MAX_QUEUED_TRANSMIT: usize = 256 * 1024;
 pub struct Connection {
     pipe: PipeId,
     session: Session,
-    /// Messages decoded but refused by the socket (its queue for this pipe was full).
-    stash: VecDeque<Message>,
+    /// Events decoded but refused by the socket (its queue for this pipe, or XPUB's queue of
+    /// subscription notifications, was full): messages, subscriptions and cancels.
+    stash: VecDeque<SessionEvent>,
     /// An error raised while delivering (an authentication refusal), reported by the next
     /// input call.
     failed: Option<SessionError>,
@@ -62,9 +62,28 @@ impl Connection {
         buf: &mut BytesMut,
         now: Instant,
     ) -> Result<(), SessionError> {
-        let r = self.session.handle_input(buf, now);
+        let r = self.handle_bytes(buf, now);
+        self.finish_input(socket, r, now)
+    }
+
+    /// The half of [`Connection::handle_input`] that needs no socket: decodes the bytes (and
+    /// decrypts them, under CURVE) into events kept in the session. A multi-threaded driver
+    /// calls it outside the socket's lock, so one connection's protocol work never holds up
+    /// the socket's other connections, then calls [`Connection::finish_input`] under it.
+    pub fn handle_bytes(&mut self, buf: &mut BytesMut, now: Instant) -> Result<(), SessionError> {
+        self.session.handle_input(buf, now)
+    }
+
+    /// The other half: hands what [`Connection::handle_bytes`] completed to the socket and
+    /// returns its result, or the error delivering raised (an authentication refusal).
+    pub fn finish_input(
+        &mut self,
+        socket: &mut Socket,
+        decoded: Result<(), SessionError>,
+        now: Instant,
+    ) -> Result<(), SessionError> {
         self.deliver(socket, now);
-        r.and_then(|()| self.failed.take().map_or(Ok(()), Err))
+        decoded.and_then(|()| self.failed.take().map_or(Ok(()), Err))
     }
 
     /// Fires the session's timers.
@@ -82,13 +101,14 @@ impl Connection {
     /// is at RCVHWM). Returns true when everything was delivered; call again after
     /// [`crate::socket::Action::ResumeRead`].
     pub fn deliver(&mut self, socket: &mut Socket, now: Instant) -> bool {
-        while let Some(msg) = self.stash.pop_front() {
-            if let Err(msg) = socket.handle_message(self.pipe, msg) {
-                self.stash.push_front(msg);
-                return false;
-            }
-        }
-        while let Some(event) = self.session.poll_event() {
+        loop {
+            let event = match self.stash.pop_front() {
+                Some(e) => e,
+                None => match self.session.poll_event() {
+                    Some(e) => e,
+                    None => return true,
+                },
+            };
             match event {
                 SessionEvent::HandshakeSucceeded => {
                     if let Some(peer) = self.session.peer().cloned() {
@@ -97,9 +117,15 @@ impl Connection {
                 }
                 SessionEvent::Message(msg) => {
                     if let Err(msg) = socket.handle_message(self.pipe, msg) {
-                        self.stash.push_back(msg);
+                        self.stash.push_front(SessionEvent::Message(msg));
                         return false;
                     }
+                }
+                e @ (SessionEvent::Subscribe(_) | SessionEvent::Cancel(_))
+                    if !socket.subscription_room(self.pipe) =>
+                {
+                    self.stash.push_front(e);
+                    return false;
                 }
                 SessionEvent::Subscribe(t) => socket.handle_subscribe(self.pipe, t),
                 SessionEvent::Cancel(t) => socket.handle_cancel(self.pipe, t),
@@ -112,7 +138,6 @@ impl Connection {
                 SessionEvent::Join(_) | SessionEvent::Leave(_) => {}
             }
         }
-        true
     }
 
     /// Whether the driver should read more: false while refused messages wait for room, so a
@@ -157,7 +182,7 @@ impl Connection {
         self.session.poll_timeout()
     }
 
-    /// How many bytes to read at least (see [`Session::read_hint`]).
+    /// How much free room the read buffer should have (see [`Session::read_hint`]).
     pub fn read_hint(&self, buffered: &[u8]) -> usize {
         self.session.read_hint(buffered)
     }

@@ -130,6 +130,13 @@ pub enum CurveError {
         /// The highest nonce accepted so far.
         last: u64,
     },
+    /// The peer offered a public key of small order (all zeros, say): any box made with it
+    /// has a shared secret everyone knows. libsodium, and so libzmq, refuses such keys too.
+    #[error("the peer's {which} public key is of small order (a key anyone could open)")]
+    WeakKey {
+        /// Which key: "short-term" or "long-term".
+        which: &'static str,
+    },
     /// After the handshake, a frame that is not a MESSAGE command.
     #[error("frame after the handshake is not a MESSAGE command")]
     NotAMessage,
@@ -156,6 +163,10 @@ pub enum ConfigError {
     /// A public key that is not the one the secret key derives.
     #[error("the CURVE public key does not belong to the secret key")]
     KeyPairMismatch,
+    /// A CURVE server key of small order (all zeros, say): a client would seal its HELLO with
+    /// a shared secret anyone can compute.
+    #[error("the CURVE server key is of small order (no real server has it)")]
+    WeakServerKey,
     /// A PLAIN username or password longer than the 255 bytes its length byte can say.
     #[error("PLAIN {field} of {len} bytes; at most 255 fit")]
     CredentialTooLong {

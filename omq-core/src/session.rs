@@ -28,6 +28,21 @@ use crate::wire::greeting::{Greeting, GREETING_LEN, SIGNATURE_LEN};
 use crate::wire::metadata::{self, Metadata};
 use crate::wire::tx::TxQueue;
 
+/// Read room once traffic flows: libzmq reads 8 KiB at a time; a larger buffer costs nothing
+/// extra and batches better under load.
+pub const READ_BATCH: usize = 64 * 1024;
+
+/// Read room while the greeting and handshake are in progress: enough for any handshake
+/// command of an ordinary peer in one read, small enough that stalled handshakes cost little.
+pub const HANDSHAKE_READ: usize = 512;
+
+/// Most parts of one received message by default: 2 MiB of part records at most for a
+/// message of empty parts (the 2^20 allowed before cost 40 MB for 2 MB on the wire).
+pub const DEFAULT_MAX_PARTS: usize = 1 << 16;
+
+/// The longest Identity a peer may announce (spec 23: `identity = 0*255OCTET`).
+pub const MAX_IDENTITY: usize = 255;
+
 /// The longest heartbeat TTL the wire can carry (a 16-bit count of deciseconds).
 pub const MAX_HEARTBEAT_TTL: Duration = Duration::from_millis(6_553_500);
 
@@ -61,7 +76,8 @@ pub struct SessionConfig {
     pub peer_address: Option<String>,
     /// Largest frame accepted from the peer (MAXMSGSIZE; libzmq applies it per frame).
     pub max_msg_size: Option<u64>,
-    /// Most parts accepted in one message, so endless empty MORE frames cannot grow memory.
+    /// Most parts accepted in one message, so endless empty MORE frames cannot grow memory
+    /// (each part costs 32 bytes here for 2 bytes on the wire). Default [`DEFAULT_MAX_PARTS`].
     pub max_parts: usize,
     /// Time allowed from start to the end of the handshake (HANDSHAKE_IVL; None: unlimited).
     pub handshake_ivl: Option<Duration>,
@@ -88,7 +104,7 @@ impl SessionConfig {
             zap_domain: Bytes::new(),
             peer_address: None,
             max_msg_size: None,
-            max_parts: 1 << 20,
+            max_parts: DEFAULT_MAX_PARTS,
             handshake_ivl: Some(Duration::from_secs(30)),
             heartbeat_ivl: None,
             heartbeat_ttl: None,
@@ -182,6 +198,8 @@ pub struct Session {
     peer: Option<PeerInfo>,
     error: Option<SessionError>,
     timers: Timers,
+    /// Where our last PONG ends in the transmit queue (see [`TxQueue::end_mark`]).
+    pong_mark: u64,
 }
 
 impl Session {
@@ -230,6 +248,7 @@ impl Session {
             peer: None,
             error,
             timers,
+            pong_mark: 0,
         }
     }
 
@@ -378,6 +397,13 @@ impl Session {
             });
         }
         let routing_id = props.get(metadata::IDENTITY).map(Bytes::copy_from_slice);
+        // Spec 23: an Identity is at most 255 bytes (libzmq cannot send a longer one).
+        if routing_id
+            .as_ref()
+            .is_some_and(|id| id.len() > MAX_IDENTITY)
+        {
+            return Err(ProtocolError::MalformedMetadata.into());
+        }
         let mut props = props;
         if let Some(addr) = &self.config.peer_address {
             props.insert(
@@ -445,9 +471,15 @@ impl Session {
                 ttl_deciseconds,
                 context,
             } => {
-                let context = context.slice(..context.len().min(MAX_PING_CONTEXT));
-                self.mechanism
-                    .encode_command(&Command::Pong { context }, &mut self.tx);
+                // One PONG pending at most, as libzmq: a peer that sends PINGs and never reads
+                // our replies must not grow our queue by its flood. A PING that arrives while
+                // our last PONG has not left yet is answered by that PONG.
+                if self.tx.handed_out() >= self.pong_mark {
+                    let context = context.slice(..context.len().min(MAX_PING_CONTEXT));
+                    self.mechanism
+                        .encode_command(&Command::Pong { context }, &mut self.tx);
+                    self.pong_mark = self.tx.end_mark();
+                }
                 if ttl_deciseconds > 0 && self.timers.peer_ttl.is_none() {
                     self.timers.peer_ttl =
                         Some(now + Duration::from_millis(u64::from(ttl_deciseconds) * 100));
@@ -596,13 +628,23 @@ impl Session {
         self.timers.earliest()
     }
 
-    /// At least how many bytes the session needs before it can make progress, given what is
-    /// already buffered; size reads from it so a large body lands in a buffer of its own.
+    /// How much free room the read buffer should have before the next read, given the bytes
+    /// already buffered and not yet consumed (the start of an incomplete frame).
+    ///
+    /// Room is never sized by what the peer merely *announces*: a frame header claiming 2^62
+    /// bytes asks for no more room than a normal read. A frame larger than one read grows the
+    /// buffer by at most what has actually arrived of it (so the buffer at most doubles per
+    /// step and a large body still lands in one buffer of its own, without a copy at the end),
+    /// and a connection that has not finished its handshake reads in small steps, so a
+    /// thousand stalled handshakes hold a few hundred bytes each.
     pub fn read_hint(&self, buffered: &[u8]) -> usize {
-        match self.phase {
-            Phase::Greeting => GREETING_LEN - self.peer_greeting_len,
-            _ => self.decoder.bytes_wanted(buffered),
-        }
+        let (batch, wanted) = match self.phase {
+            Phase::Greeting => return HANDSHAKE_READ,
+            Phase::Handshake => (HANDSHAKE_READ, self.decoder.bytes_wanted(buffered)),
+            Phase::Ready => (READ_BATCH, self.decoder.bytes_wanted(buffered)),
+            Phase::Failed => return 0,
+        };
+        batch.max(wanted.min(buffered.len()))
     }
 
     /// True once the handshake has completed (and the session has not failed).

@@ -31,6 +31,11 @@ use crate::routing::{FairQueue, LoadBalancer};
 use crate::session::{PeerInfo, SessionConfig};
 use crate::socket_type::SocketType;
 
+/// Most monitor events kept unread; later ones are counted ([`Socket::monitor_dropped`]) and
+/// dropped. libzmq's monitor is a PAIR socket whose default SNDHWM is 1,000; we keep more, since
+/// a burst of connection events is worth seeing whole.
+pub const MONITOR_QUEUE_MAX: usize = 10_000;
+
 /// Something the driver must do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -173,6 +178,8 @@ struct PubState {
     up: VecDeque<Message>,
     /// XPUB_MANUAL: the pipe whose subscription the application is answering.
     last_pipe: Option<PipeId>,
+    /// XPUB: `up` reached RCVHWM and some connection stopped reading because of it.
+    up_paused: bool,
     /// Distribution round, to give each pipe a message once.
     round: u64,
     /// Reused list of the pipes a message goes to (no allocation per send).
@@ -214,6 +221,8 @@ pub struct Socket {
     binds: Vec<Bound>,
     actions: VecDeque<Action>,
     monitor: Option<VecDeque<MonitorEvent>>,
+    /// Events dropped because the monitor queue was full.
+    monitor_dropped: u64,
     rng: SplitMix64,
     closed: bool,
 }
@@ -247,6 +256,7 @@ impl Socket {
             binds: Vec::new(),
             actions: VecDeque::new(),
             monitor: None,
+            monitor_dropped: 0,
             rng,
             closed: false,
         })
@@ -297,12 +307,36 @@ impl Socket {
 
     fn event(&mut self, kind: EventKind, value: i64, endpoint: String) {
         if let Some(q) = &mut self.monitor {
+            // A monitor nobody reads must not grow without bound (peers that connect and
+            // leave in a loop produce events forever): past the cap, new events are counted
+            // and dropped, except MONITOR_STOPPED, which always ends the stream.
+            if q.len() >= MONITOR_QUEUE_MAX && kind != EventKind::MonitorStopped {
+                self.monitor_dropped += 1;
+                return;
+            }
             q.push_back(MonitorEvent {
                 kind,
                 value,
                 endpoint,
             });
         }
+    }
+
+    /// Monitor events waiting to be read; None when monitoring is off.
+    pub fn monitor_queued(&self) -> Option<usize> {
+        self.monitor.as_ref().map(VecDeque::len)
+    }
+
+    /// Monitor events dropped because [`MONITOR_QUEUE_MAX`] events were waiting unread.
+    pub fn monitor_dropped(&self) -> u64 {
+        self.monitor_dropped
+    }
+
+    /// Stops monitoring at once and forgets the events not yet read (the driver calls this
+    /// when the last reader of the monitor goes away: no MONITOR_STOPPED is queued, since no
+    /// one is left to read it).
+    pub fn drop_monitor(&mut self) {
+        self.monitor = None;
     }
 
     /// The configuration for a new connection's session.
@@ -596,6 +630,28 @@ impl Socket {
     /// The peer on `pipe` subscribed to `topic`.
     pub fn handle_subscribe(&mut self, pipe: PipeId, topic: Bytes) {
         self.handle_subscription(pipe, &topic, true);
+    }
+
+    /// XPUB: whether a (un)subscription from `pipe` can be taken now. False when RCVHWM
+    /// notifications already wait for the application: the connection then keeps the event,
+    /// stops reading, and is resumed ([`Action::ResumeRead`]) once the application has read
+    /// half of them, so a flood of distinct topics costs the peer backpressure, not us memory.
+    pub fn subscription_room(&mut self, pipe: PipeId) -> bool {
+        let hwm = self.options.rcvhwm;
+        if self.socket_type != SocketType::XPub || hwm == 0 {
+            return true;
+        }
+        let Kind::Pub(state) = &mut self.kind else {
+            return true;
+        };
+        if state.up.len() < hwm {
+            return true;
+        }
+        state.up_paused = true;
+        if let Some(p) = self.pipes.get_mut(pipe) {
+            p.read_paused = true;
+        }
+        false
     }
 
     /// The peer on `pipe` cancelled a subscription.
@@ -1221,6 +1277,13 @@ impl Socket {
             Kind::Pub(_) if self.socket_type == SocketType::Pub => Err(RecvError::NotSupported),
             Kind::Pub(state) => {
                 if let Some(m) = state.up.pop_front() {
+                    if state.up_paused && state.up.len() <= self.options.rcvhwm / 2 {
+                        state.up_paused = false;
+                        let ids: Vec<PipeId> = self.pipes.iter().map(|p| p.id).collect();
+                        for id in ids {
+                            self.maybe_resume(id);
+                        }
+                    }
                     return Ok(m);
                 }
                 let (id, msg) = self.fq.pop(&mut self.pipes).ok_or(RecvError::WouldBlock)?;

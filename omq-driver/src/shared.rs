@@ -50,6 +50,9 @@ pub struct Shared {
     pub recv_ready: Event,
     /// Monitor events are waiting.
     pub monitor_ready: Event,
+    /// Something a closing socket waits for may have happened: a connection wrote out
+    /// everything it owed, or the closed core changed.
+    pub flushed: Event,
     /// Wakes the timer task when the deadline moves.
     pub timer: Signal,
     /// Starts tasks on the socket's own runtime. Stored as a plain function pointer so that
@@ -71,8 +74,8 @@ pub struct State {
     pub send_waiters: usize,
     /// Tasks waiting in `recv`.
     pub recv_waiters: usize,
-    /// A monitor stream exists.
-    pub monitoring: bool,
+    /// Live monitor streams (the last one dropped stops monitoring).
+    pub monitors: usize,
     /// The timer task is alive.
     pub timer_running: bool,
     /// inproc links, by the local pipe they serve.
@@ -119,13 +122,14 @@ impl Shared {
                 listeners: HashMap::new(),
                 send_waiters: 0,
                 recv_waiters: 0,
-                monitoring: false,
+                monitors: 0,
                 timer_running: false,
                 inproc: PipeMap::default(),
             }),
             send_ready: Event::new(),
             recv_ready: Event::new(),
             monitor_ready: Event::new(),
+            flushed: Event::new(),
             timer: Signal::default(),
             starter: start_on::<R>,
         })
@@ -190,8 +194,11 @@ impl State {
         if self.recv_waiters > 0 && self.core.can_recv() {
             shared.recv_ready.notify(usize::MAX);
         }
-        if self.monitoring {
+        if self.monitors > 0 {
             shared.monitor_ready.notify(usize::MAX);
+        }
+        if self.core.is_closed() {
+            shared.flushed.notify(usize::MAX);
         }
         if self.core.poll_timeout().is_some() {
             if self.timer_running {

@@ -326,11 +326,14 @@ impl<R: Runtime> Socket<R> {
     pub fn debug_dump(&self) -> String {
         let st = self.shared().lock();
         let mut out = format!(
-            "{} send_waiters={} recv_waiters={} conns={}\n",
+            "{} send_waiters={} recv_waiters={} conns={} monitor={}\n",
             self.socket_type(),
             st.send_waiters,
             st.recv_waiters,
-            st.conns.len()
+            st.conns.len(),
+            st.core
+                .monitor_queued()
+                .map_or("off".to_string(), |n| n.to_string())
         );
         for p in st.core.pipes().iter() {
             out += &format!(
@@ -356,7 +359,7 @@ impl<R: Runtime> Socket<R> {
     pub fn monitor(&self) -> Monitor<R> {
         let mut st = self.shared().lock();
         st.core.set_monitor(true);
-        st.monitoring = true;
+        st.monitors += 1;
         drop(st);
         Monitor {
             shared: self.shared().clone(),
@@ -430,7 +433,6 @@ impl<R: Runtime> futures_core::Stream for Monitor<R> {
                 let mut st = shared.lock();
                 if let Some(e) = st.core.poll_monitor() {
                     if e.kind == omq_core::EventKind::MonitorStopped {
-                        st.monitoring = false;
                         self.done = true;
                     }
                     self.listener = None;
@@ -446,6 +448,18 @@ impl<R: Runtime> futures_core::Stream for Monitor<R> {
                 Poll::Ready(()) => self.listener = None,
                 Poll::Pending => return Poll::Pending,
             }
+        }
+    }
+}
+
+impl<R: Runtime> Drop for Monitor<R> {
+    /// The last monitor dropped stops monitoring, so no event queue grows for a reader that
+    /// is gone.
+    fn drop(&mut self) {
+        let mut st = self.shared.lock();
+        st.monitors = st.monitors.saturating_sub(1);
+        if st.monitors == 0 {
+            st.core.drop_monitor();
         }
     }
 }

@@ -19,9 +19,9 @@ use crate::runtime::{Listener, ReadHalf, Runtime, WriteHalf};
 use crate::shared::Shared;
 use crate::signal::{Signal, CLOSE, RESUME};
 
-/// Read buffer size: libzmq's in-batch is 8 KiB; larger reads cost nothing extra and
-/// batch better under load.
-pub const READ_SIZE: usize = 64 * 1024;
+/// Room a backend makes when handed a full buffer (the core's batch size); the driver
+/// otherwise sizes reads from [`omq_core::connection::Connection::read_hint`].
+pub const READ_SIZE: usize = omq_core::session::READ_BATCH;
 
 /// Most chunks handed to one vectored write.
 pub const MAX_CHUNKS: usize = 64;
@@ -225,13 +225,21 @@ impl<R: Runtime> ConnectionTask<R> {
             config,
             signal,
         } = self;
+        let mut guard = LostGuard::<R> {
+            shared: shared.clone(),
+            pipe,
+            armed: true,
+            _runtime: std::marker::PhantomData,
+        };
         let mut config = config;
         // Fresh OS randomness for every connection's security handshake (the core never
         // draws its own).
         config.entropy = Some(Entropy::generate(&mut rand_core::OsRng));
         config.peer_address = reader.peer_address();
         let mut conn = Connection::new(pipe, config, R::now());
-        let read = reader.read(BytesMut::with_capacity(READ_SIZE)).fuse();
+        let read = reader
+            .read(BytesMut::with_capacity(conn.read_hint(&[])))
+            .fuse();
         let write = Fuse::terminated();
         pin_mut!(read, write);
         // `write` gets its type from the first `set` below.
@@ -277,6 +285,10 @@ impl<R: Runtime> ConnectionTask<R> {
             }
             let queued = conn.queued_transmit() + pending_bytes + in_write;
             signal.unflushed.store(queued, Ordering::Release);
+            if queued == 0 {
+                // A closing socket may be waiting for exactly this (cheap when nobody is).
+                shared.flushed.notify(usize::MAX);
+            }
             if conn.wants_read() {
                 if let Some((r, buf)) = idle_reader.take() {
                     read.set(r.read(buf).fuse());
@@ -329,7 +341,11 @@ impl<R: Runtime> ConnectionTask<R> {
                     match result {
                         Ok(0) => break End::Lost(CloseReason::Eof),
                         Ok(_) => {
-                            let r2 = shared.with(|st| conn.handle_input(&mut st.core, &mut buf, R::now()));
+                            // Decoding (and decryption) runs outside the socket's lock; only
+                            // handing the results over takes it.
+                            let now = R::now();
+                            let decoded = conn.handle_bytes(&mut buf, now);
+                            let r2 = shared.with(|st| conn.finish_input(&mut st.core, decoded, now));
                             if let Err(e) = r2 {
                                 // Last words (an ERROR command) go out on a best-effort basis.
                                 while let Some(c) = conn.poll_transmit() {
@@ -342,9 +358,11 @@ impl<R: Runtime> ConnectionTask<R> {
                                 }
                                 break End::Lost(CloseReason::Session(e));
                             }
-                            let want = conn.read_hint(&buf).max(READ_SIZE / 4);
-                            if buf.capacity() - buf.len() < want {
-                                buf.reserve(want.max(READ_SIZE));
+                            // The core sizes the room; it never passes on what a peer
+                            // merely announces.
+                            let room = conn.read_hint(&buf);
+                            if buf.capacity() - buf.len() < room {
+                                buf.reserve(room);
                             }
                             if conn.wants_read() {
                                 read.set(r.read(buf).fuse());
@@ -363,6 +381,7 @@ impl<R: Runtime> ConnectionTask<R> {
                 }
             }
         };
+        guard.armed = false;
         signal.unflushed.store(0, Ordering::Release);
         shared.with(|st| {
             if let End::Lost(reason) = end {
@@ -375,6 +394,32 @@ impl<R: Runtime> ConnectionTask<R> {
         let _ = (read.is_terminated(), write.is_terminated());
     }
 }
+
+/// Tells the socket a connection is gone if its task unwinds from a panic (a bug, but one that
+/// must cost only that connection, never leak its pipe). A task dropped by a runtime shutting
+/// down is left alone: the socket is going away with it, and nothing may be spawned then.
+struct LostGuard<R: Runtime> {
+    shared: Arc<Shared>,
+    pipe: PipeId,
+    armed: bool,
+    _runtime: std::marker::PhantomData<fn() -> R>,
+}
+
+impl<R: Runtime> Drop for LostGuard<R> {
+    fn drop(&mut self) {
+        if self.armed && std::thread::panicking() {
+            let pipe = self.pipe;
+            self.shared.with(|st| {
+                st.conns.remove(&pipe);
+                let reason = CloseReason::Io(std::io::ErrorKind::Other);
+                st.core.handle_closed(pipe, &reason, R::now());
+            });
+        }
+    }
+}
+
+/// How often a closing socket looks again without being woken (a safety net).
+const CLOSE_RECHECK: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Closes a socket in the background after its last handle is dropped.
 #[derive(Debug)]
@@ -398,6 +443,8 @@ pub(crate) async fn close<R: Runtime>(
     shared.with(|st| st.core.close());
     let deadline = linger.map(|l| R::now() + l);
     let flushed = loop {
+        // Listen before looking, so a change between the look and the wait is not missed.
+        let listener = shared.flushed.listen();
         let pending = {
             let st = shared.lock();
             st.core.has_pending_output()
@@ -412,8 +459,16 @@ pub(crate) async fn close<R: Runtime>(
         if deadline.is_some_and(|d| R::now() >= d) {
             break false;
         }
-        let step = R::now() + std::time::Duration::from_millis(1);
-        R::sleep_until(deadline.map_or(step, |d| d.min(step))).await;
+        // Woken when a connection has written everything or the core changes; the periodic
+        // look is only a safety net, not a poll.
+        let step = R::now() + CLOSE_RECHECK;
+        let sleep = R::sleep_until(deadline.map_or(step, |d| d.min(step))).fuse();
+        let woken = listener.fuse();
+        pin_mut!(sleep, woken);
+        select_biased! {
+            _ = woken => {}
+            _ = sleep => {}
+        }
     };
     shared.with(|st| {
         for (_, s) in st.conns.drain() {

@@ -196,18 +196,8 @@ impl AuthSettings {
 /// The properties a connection's messages carry: the peer's own, without any `User-Id` it
 /// claimed, then what the authenticator added (its metadata, and its User-Id when not empty).
 pub(crate) fn connection_properties(peer: Metadata, auth: Option<&AuthReply>) -> Metadata {
-    let claims_user_id = peer.get(metadata::USER_ID).is_some();
-    let mut props = if claims_user_id {
-        let mut m = Metadata::new();
-        for (name, value) in peer.iter() {
-            if !name.eq_ignore_ascii_case(metadata::USER_ID) {
-                m.insert(name, Bytes::copy_from_slice(value));
-            }
-        }
-        m
-    } else {
-        peer
-    };
+    let mut props = peer;
+    props.retain(|name| !name.eq_ignore_ascii_case(metadata::USER_ID));
     if let Some(reply) = auth {
         props.extend_from(&reply.metadata);
         if !reply.user_id.is_empty() {

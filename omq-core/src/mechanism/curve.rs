@@ -251,6 +251,14 @@ fn key_at(bytes: &[u8], at: usize) -> CurvePublicKey {
     CurvePublicKey::from_bytes(k)
 }
 
+/// Refuses a key of small order before any box is made with it.
+fn strong(key: CurvePublicKey, which: &'static str) -> Result<CurvePublicKey, SessionError> {
+    if key.is_weak() {
+        return Err(curve(CurveError::WeakKey { which }));
+    }
+    Ok(key)
+}
+
 fn short_nonce(bytes: &[u8], at: usize) -> u64 {
     let mut n = [0u8; 8];
     n.copy_from_slice(&bytes[at..at + 8]);
@@ -431,7 +439,7 @@ impl CurveMechanism {
         let long_box = self.long_box.take().ok_or(curve(CurveError::WelcomeBox))?;
         let plain = open(&long_box, &nonce(b"WELCOME-", &body[8..24]), &body[24..])
             .ok_or(curve(CurveError::WelcomeBox))?;
-        let server_short = key_at(&plain, 0);
+        let server_short = strong(key_at(&plain, 0), "short-term")?;
         self.cookie.copy_from_slice(&plain[32..32 + COOKIE_LEN]);
         self.session_box = Some(salsa_box(&server_short, &self.short));
         self.peer_short = Some(server_short);
@@ -508,7 +516,7 @@ impl CurveMechanism {
         if (major, minor) != (1, 0) {
             return Err(curve(CurveError::BadVersion { major, minor }));
         }
-        let client_short = key_at(body, 80);
+        let client_short = strong(key_at(body, 80), "short-term")?;
         let n = self.accept_nonce(short_nonce(body, 112))?;
         let long_box = salsa_box(&client_short, &self.config.keypair);
         let plain = open(
@@ -603,7 +611,7 @@ impl CurveMechanism {
             &body[113..],
         )
         .ok_or(curve(CurveError::InitiateBox))?;
-        let client_key = key_at(&plain, 0);
+        let client_key = strong(key_at(&plain, 0), "long-term")?;
         let vouch_box = salsa_box(&client_key, &self.short);
         let vouch = open(
             &vouch_box,
@@ -892,5 +900,62 @@ mod tests {
         assert!(s
             .decode_frame(Frame::message(Part::from(body), false))
             .is_ok());
+    }
+
+    /// A HELLO whose client short-term key is `weak`, with a signature box that really opens
+    /// with it: a key of small order makes the shared secret all zeros whatever the server's
+    /// secret key, so the attacker can seal the box without knowing that key.
+    fn hello_with_key(weak: [u8; KEY_LEN]) -> Bytes {
+        let anyone = CurveKeyPair::generate(&mut Entropy::from_bytes([5; 32]).rng());
+        let zero_box = salsa_box(&CurvePublicKey::from_bytes(weak), &anyone);
+        let n = 1u64.to_be_bytes();
+        let mut b = BytesMut::new();
+        b.put_u8(5);
+        b.put_slice(b"HELLO");
+        b.put_slice(&[1, 0]);
+        b.put_bytes(0, 72);
+        b.put_slice(&weak);
+        b.put_slice(&n);
+        seal_into(&zero_box, &nonce(b"CurveZMQHELLO---", &n), &[0; 64], &mut b);
+        assert_eq!(b.len(), HELLO_LEN);
+        b.freeze()
+    }
+
+    #[test]
+    fn a_hello_with_a_small_order_key_is_refused() {
+        let client_keys = CurveKeyPair::generate(&mut Entropy::from_bytes([8; 32]).rng());
+        for weak in [[0u8; KEY_LEN], {
+            let mut k = [0u8; KEY_LEN];
+            k[0] = 1;
+            k[KEY_LEN - 1] = 0x80; // the ignored top bit set
+            k
+        }] {
+            let (_, mut s) = mechanisms(client_keys.clone());
+            let mut to_c = TxQueue::new();
+            s.start(&mut to_c);
+            let got = s.handle_command(&hello_with_key(weak), &local(), &mut to_c);
+            assert_eq!(
+                got.unwrap_err(),
+                curve(CurveError::WeakKey {
+                    which: "short-term"
+                })
+            );
+            assert!(frames(&mut to_c).is_empty(), "no WELCOME for a weak key");
+        }
+    }
+
+    #[test]
+    fn a_client_refuses_a_weak_server_key_before_sending_anything() {
+        let keys = CurveKeyPair::generate(&mut Entropy::from_bytes([8; 32]).rng());
+        let mut config = crate::session::SessionConfig::new(SocketType::Dealer);
+        config.mechanism = crate::mechanism::MechanismConfig::curve_client(
+            CurvePublicKey::from_bytes([0; KEY_LEN]),
+            keys,
+        );
+        let got = crate::mechanism::Mechanism::new(&config, Some(Entropy::from_bytes([1; 32])));
+        assert!(
+            matches!(got, Err(crate::error::ConfigError::WeakServerKey)),
+            "{got:?}"
+        );
     }
 }

@@ -67,9 +67,53 @@ impl CurvePublicKey {
         z85::encode_key(&self.0)
     }
 
+    /// True for a key of small order on Curve25519 (in any of its encodings): Diffie-Hellman
+    /// with it gives an all-zero shared secret whatever our secret key is, so a box "sealed"
+    /// with it is readable by anyone. libsodium (and so libzmq) refuses these keys; so do we.
+    pub fn is_weak(&self) -> bool {
+        // X25519 ignores the top bit of the last byte.
+        let mut k = self.0;
+        k[KEY_LEN - 1] &= 0x7f;
+        SMALL_ORDER.iter().any(|bad| *bad == k)
+    }
+
     pub(crate) fn to_crypto(self) -> crypto_box::PublicKey {
         crypto_box::PublicKey::from(self.0)
     }
+}
+
+/// The u-coordinates of the points of small order on Curve25519, as 32 little-endian bytes
+/// with the (ignored) top bit clear: 0 and 1, the two points of order 8, p-1, and the
+/// non-canonical encodings p and p+1 of 0 and 1. The same list libsodium checks.
+const SMALL_ORDER: [[u8; KEY_LEN]; 7] = [
+    [0; KEY_LEN],
+    {
+        let mut k = [0; KEY_LEN];
+        k[0] = 1;
+        k
+    },
+    [
+        0xe0, 0xeb, 0x7a, 0x7c, 0x3b, 0x41, 0xb8, 0xae, 0x16, 0x56, 0xe3, 0xfa, 0xf1, 0x9f, 0xc4,
+        0x6a, 0xda, 0x09, 0x8d, 0xeb, 0x9c, 0x32, 0xb1, 0xfd, 0x86, 0x62, 0x05, 0x16, 0x5f, 0x49,
+        0xb8, 0x00,
+    ],
+    [
+        0x5f, 0x9c, 0x95, 0xbc, 0xa3, 0x50, 0x8c, 0x24, 0xb1, 0xd0, 0xb1, 0x55, 0x9c, 0x83, 0xef,
+        0x5b, 0x04, 0x44, 0x5c, 0xc4, 0x58, 0x1c, 0x8e, 0x86, 0xd8, 0x22, 0x4e, 0xdd, 0xd0, 0x9f,
+        0x11, 0x57,
+    ],
+    high_field(0xec),
+    high_field(0xed),
+    high_field(0xee),
+];
+
+/// A number near the field prime p = 2^255 - 19 (whose lowest byte is 0xed): `low` 0xec gives
+/// p - 1, 0xed gives p, 0xee gives p + 1.
+const fn high_field(low: u8) -> [u8; KEY_LEN] {
+    let mut k = [0xff; KEY_LEN];
+    k[0] = low;
+    k[KEY_LEN - 1] = 0x7f;
+    k
 }
 
 impl fmt::Debug for CurvePublicKey {
@@ -309,5 +353,28 @@ mod tests {
             Err(ConfigError::Z85(_))
         ));
         assert_eq!(z.parse::<CurvePublicKey>().unwrap().to_string(), z);
+    }
+
+    #[test]
+    fn small_order_keys_give_a_zero_secret_and_are_refused() {
+        use curve25519_dalek::montgomery::MontgomeryPoint;
+        let secrets = [[7u8; KEY_LEN], [0xa5; KEY_LEN], [1; KEY_LEN]];
+        for bad in SMALL_ORDER {
+            for top in [0u8, 0x80] {
+                let mut k = bad;
+                k[KEY_LEN - 1] |= top;
+                let key = CurvePublicKey::from_bytes(k);
+                assert!(key.is_weak(), "{key:?}");
+                for s in secrets {
+                    let shared = MontgomeryPoint(k).mul_clamped(s);
+                    assert_eq!(shared.0, [0; KEY_LEN], "{key:?} is not of small order");
+                }
+            }
+        }
+        // Real keys are not.
+        for seed in 0..50u8 {
+            let pair = CurveKeyPair::generate(&mut Entropy::from_bytes([seed; 32]).rng());
+            assert!(!pair.public().is_weak());
+        }
     }
 }

@@ -159,6 +159,9 @@ impl Mechanism {
             MechanismConfig::Null => Mechanism::Null(NullMechanism::with_auth(auth)),
             MechanismConfig::Plain(p) => Mechanism::Plain(PlainMechanism::new(p, auth)),
             MechanismConfig::Curve(c) => {
+                if c.server_key().is_some_and(|k| k.is_weak()) {
+                    return Err(ConfigError::WeakServerKey);
+                }
                 let entropy = entropy.ok_or(ConfigError::MissingEntropy)?;
                 Mechanism::Curve(Box::new(CurveMechanism::new(c, auth, &entropy)))
             }

@@ -49,6 +49,7 @@ impl RouterTable {
         announced: Option<&Bytes>,
         handover: bool,
     ) -> Identified {
+        let from_peer = assigned.is_none();
         let wanted = assigned.or_else(|| announced.filter(|a| !a.is_empty()).cloned());
         let Some(id) = wanted else {
             let id = self.generate();
@@ -61,6 +62,9 @@ impl RouterTable {
                 Identified::Named(id)
             }
             Some(_) if !handover => Identified::Refused,
+            // Ids starting with a zero byte are the ones we generate: a peer that announces
+            // one (a guess at another peer's generated id) may not take that peer's slot over.
+            Some(_) if from_peer && id.first() == Some(&0) => Identified::Refused,
             Some(old) => {
                 self.by_id.insert(id.clone(), pipe);
                 Identified::TookOver { id, old }

@@ -69,11 +69,36 @@ impl Metadata {
         self.props.is_empty()
     }
 
-    /// Appends the properties of `other` (replacing same-named ones).
+    /// Appends the properties of `other`, replacing same-named ones (as [`Metadata::insert`]
+    /// of each would, but linear in both lists: a peer may send a very long list, and looking
+    /// each name up in it would be quadratic).
     pub fn extend_from(&mut self, other: &Metadata) {
-        for (n, v) in &other.props {
-            self.insert(n, v.clone());
+        if other.props.is_empty() {
+            return;
         }
+        let mut slots: std::collections::HashMap<String, usize> = self
+            .props
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(i, (n, _))| (n.to_ascii_lowercase(), i))
+            .collect();
+        for (n, v) in &other.props {
+            match slots.entry(n.to_ascii_lowercase()) {
+                std::collections::hash_map::Entry::Occupied(e) => {
+                    self.props[*e.get()].1 = v.clone();
+                }
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(self.props.len());
+                    self.props.push((n.clone(), v.clone()));
+                }
+            }
+        }
+    }
+
+    /// Keeps only the properties whose name `keep` accepts, in order (linear).
+    pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
+        self.props.retain(|(n, _)| keep(n));
     }
 
     /// Number of bytes [`Metadata::encode`] writes.
@@ -114,9 +139,13 @@ impl Metadata {
             if data.len() - i < 4 {
                 return Err(ProtocolError::MalformedMetadata);
             }
-            let vlen =
-                u32::from_be_bytes([data[i], data[i + 1], data[i + 2], data[i + 3]]) as usize;
+            let vlen = u32::from_be_bytes([data[i], data[i + 1], data[i + 2], data[i + 3]]);
             i += 4;
+            // Spec 23: a value is at most 2^31-1 bytes.
+            if vlen > i32::MAX as u32 {
+                return Err(ProtocolError::MalformedMetadata);
+            }
+            let vlen = vlen as usize;
             if data.len() - i < vlen {
                 return Err(ProtocolError::MalformedMetadata);
             }

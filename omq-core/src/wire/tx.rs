@@ -26,6 +26,8 @@ pub struct TxQueue {
     chunks: VecDeque<Bytes>,
     staging: BytesMut,
     queued: usize,
+    /// Bytes handed out by [`TxQueue::poll_transmit`] since the queue was made.
+    handed_out: u64,
 }
 
 impl TxQueue {
@@ -94,12 +96,24 @@ impl TxQueue {
             None => return None,
         };
         self.queued -= chunk.len();
+        self.handed_out += chunk.len() as u64;
         Some(chunk)
     }
 
     /// Bytes queued and not yet handed out.
     pub fn queued_bytes(&self) -> usize {
         self.queued
+    }
+
+    /// Where the end of the queue is, counted in bytes since the queue was made: a mark taken
+    /// after queueing something is passed by [`TxQueue::handed_out`] once all of it has left.
+    pub fn end_mark(&self) -> u64 {
+        self.handed_out + self.queued as u64
+    }
+
+    /// Bytes handed out for writing since the queue was made.
+    pub fn handed_out(&self) -> u64 {
+        self.handed_out
     }
 
     /// True when nothing is waiting.
