@@ -217,7 +217,7 @@ impl Session {
                 Some(SessionError::from(e)),
             ),
         };
-        let mut tx = TxQueue::new();
+        let mut tx = TxQueue::with_staging(crate::wire::tx::HANDSHAKE_STAGING);
         let mut timers = Timers::default();
         if error.is_none() {
             tx.push_raw(&our_greeting.encode()[..SIGNATURE_LEN]);
@@ -419,6 +419,7 @@ impl Session {
             zmtp_minor,
         });
         self.phase = Phase::Ready;
+        self.tx.set_staging(crate::wire::tx::STAGING);
         self.timers.handshake = None;
         self.timers.next_ping = self.config.heartbeat_ivl.map(|d| now + d);
         self.events.push_back(SessionEvent::HandshakeSucceeded);

@@ -16,24 +16,53 @@ use crate::wire::frame;
 /// contiguous.
 pub const VECTOR_MIN: usize = 4 * 1024;
 
-/// Staging buffer size. A full buffer is sealed as a chunk and a fresh one started, never
-/// grown: growing would copy everything staged so far.
-const STAGING: usize = 64 * 1024;
+/// Staging buffer size once traffic flows. A full buffer is sealed as a chunk and a fresh one
+/// started, never grown: growing would copy everything staged so far.
+pub const STAGING: usize = 64 * 1024;
+
+/// Staging buffer size during the greeting and handshake: a few small commands, so a connection
+/// that never completes its handshake costs a few hundred bytes, not [`STAGING`].
+pub const HANDSHAKE_STAGING: usize = 512;
 
 /// Chunks waiting to be written, in order.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct TxQueue {
     chunks: VecDeque<Bytes>,
     staging: BytesMut,
+    /// Size of a fresh staging buffer ([`HANDSHAKE_STAGING`] or [`STAGING`]).
+    staging_size: usize,
     queued: usize,
     /// Bytes handed out by [`TxQueue::poll_transmit`] since the queue was made.
     handed_out: u64,
 }
 
+impl Default for TxQueue {
+    fn default() -> Self {
+        TxQueue::new()
+    }
+}
+
 impl TxQueue {
-    /// An empty queue.
+    /// An empty queue with [`STAGING`]-sized staging buffers.
     pub fn new() -> Self {
-        TxQueue::default()
+        TxQueue::with_staging(STAGING)
+    }
+
+    /// An empty queue whose staging buffers are `size` bytes (larger frames still fit).
+    pub fn with_staging(size: usize) -> Self {
+        TxQueue {
+            chunks: VecDeque::new(),
+            staging: BytesMut::new(),
+            staging_size: size,
+            queued: 0,
+            handed_out: 0,
+        }
+    }
+
+    /// Changes the size of the next fresh staging buffer (the session grows it when its
+    /// handshake completes).
+    pub fn set_staging(&mut self, size: usize) {
+        self.staging_size = size;
     }
 
     /// Queues raw bytes (the greeting).
@@ -77,7 +106,7 @@ impl TxQueue {
     fn reserve(&mut self, n: usize) {
         if self.staging.capacity() - self.staging.len() < n {
             self.seal();
-            self.staging = BytesMut::with_capacity(n.max(STAGING));
+            self.staging = BytesMut::with_capacity(n.max(self.staging_size));
         }
     }
 
