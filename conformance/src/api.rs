@@ -57,7 +57,7 @@ pub enum Case {
     Timeouts,
     /// Bad endpoints, options on the wrong type, addresses in use.
     BadInput,
-    /// LISTENING, ACCEPTED, HANDSHAKE_SUCCEEDED in order.
+    /// LISTENING, ACCEPTED, HANDSHAKE_SUCCEEDED in order; the last monitor dropped stops it.
     Monitor,
     /// A stale ipc file is replaced, ours removed on unbind.
     StaleIpc,
@@ -245,6 +245,18 @@ async fn run_case<R: Runtime>(case: Case) {
                     EventKind::HandshakeSucceeded
                 ]
             );
+            // Dropping the last monitor stops monitoring: no queue grows for a reader that is
+            // gone (a second stream keeps it on until it goes too).
+            let second = server.monitor();
+            drop(events);
+            assert!(!server.debug_dump().contains("monitor=off"));
+            drop(second);
+            assert!(server.debug_dump().contains("monitor=off"));
+            let again = new(SocketType::Push, d());
+            again.connect(&ep).await.unwrap();
+            again.send(Message::from("x")).await.unwrap();
+            within::<R, _>(server.recv()).await.unwrap();
+            assert!(server.debug_dump().contains("monitor=off"));
         }
         Case::StaleIpc => {
             let path = format!("/tmp/omq-api-{}.sock", unique("stale"));
