@@ -63,6 +63,8 @@ pub enum Case {
     StaleIpc,
     /// Messages queued before the peer binds are delivered.
     LateBind,
+    /// `close()` with the default infinite LINGER waits for a late peer without polling.
+    CloseWaitsForALatePeer,
 }
 
 /// Runs one case on backend `B`.
@@ -293,7 +295,40 @@ async fn run_case<R: Runtime>(case: Case) {
                 Message::from("queued before bind")
             );
         }
+        Case::CloseWaitsForALatePeer => {
+            let ep = format!("ipc:///tmp/omq-api-{}.sock", unique("linger"));
+            let push = new(
+                SocketType::Push,
+                d().reconnect_ivl(Some(Duration::from_millis(100))),
+            );
+            push.connect(&ep).await.unwrap();
+            push.send(Message::from("flushed by close")).await.unwrap();
+            let watcher = push.clone();
+            let closing = push.close();
+            let late_peer = async {
+                R::sleep_until(R::now() + Duration::from_millis(500)).await;
+                // Waiting half a second: a handful of looks (woken by redials and the safety
+                // net), where a 1 ms poll made hundreds.
+                let checks = close_checks(&watcher.debug_dump());
+                assert!(checks <= 40, "close looked {checks} times in 500 ms");
+                let pull = new(SocketType::Pull, d());
+                pull.bind(&ep).await.unwrap();
+                within::<R, _>(pull.recv()).await.unwrap()
+            };
+            let (closed, got) =
+                within::<R, _>(futures_util::future::join(closing, late_peer)).await;
+            closed.unwrap();
+            assert_eq!(got, Message::from("flushed by close"));
+        }
     }
+}
+
+/// The `close_checks=N` figure of a socket's debug dump.
+fn close_checks(dump: &str) -> usize {
+    dump.split_whitespace()
+        .find_map(|w| w.strip_prefix("close_checks="))
+        .and_then(|n| n.parse().ok())
+        .expect("debug_dump shows close_checks")
 }
 
 /// Instantiates every API case for a backend.
@@ -312,7 +347,8 @@ macro_rules! api_suite {
                 bad_endpoints_and_options_are_clear_errors: BadInput,
                 monitor_stream_reports_connection_events: Monitor,
                 stale_ipc_file_is_replaced_and_ours_removed_on_unbind: StaleIpc,
-                a_connecting_push_delivers_after_the_peer_binds_late: LateBind
+                a_connecting_push_delivers_after_the_peer_binds_late: LateBind,
+                close_waits_for_a_late_peer_without_polling: CloseWaitsForALatePeer
             );
         }
     };

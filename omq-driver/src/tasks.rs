@@ -446,7 +446,8 @@ pub(crate) async fn close<R: Runtime>(
         // Listen before looking, so a change between the look and the wait is not missed.
         let listener = shared.flushed.listen();
         let pending = {
-            let st = shared.lock();
+            let mut st = shared.lock();
+            st.close_checks += 1;
             st.core.has_pending_output()
                 || st
                     .conns
