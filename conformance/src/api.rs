@@ -17,7 +17,7 @@ const T: Duration = Duration::from_secs(10);
 
 static UNIQUE: AtomicU64 = AtomicU64::new(0);
 
-fn unique(tag: &str) -> String {
+pub(crate) fn unique(tag: &str) -> String {
     format!(
         "{tag}-{}-{}",
         std::process::id(),
@@ -26,7 +26,10 @@ fn unique(tag: &str) -> String {
 }
 
 /// `f`, or a panic after `d` (on the runtime's own timer).
-async fn within_for<R: Runtime, F: std::future::Future>(d: Duration, f: F) -> Option<F::Output> {
+pub(crate) async fn within_for<R: Runtime, F: std::future::Future>(
+    d: Duration,
+    f: F,
+) -> Option<F::Output> {
     let f = Box::pin(f);
     let t = Box::pin(R::sleep_until(R::now() + d));
     match select(f, t).await {
@@ -35,7 +38,7 @@ async fn within_for<R: Runtime, F: std::future::Future>(d: Duration, f: F) -> Op
     }
 }
 
-async fn within<R: Runtime, F: std::future::Future>(f: F) -> F::Output {
+pub(crate) async fn within<R: Runtime, F: std::future::Future>(f: F) -> F::Output {
     within_for::<R, F>(T, f).await.expect("took too long")
 }
 
@@ -335,6 +338,7 @@ fn close_checks(dump: &str) -> usize {
 #[macro_export]
 macro_rules! api_suite {
     ($backend:ty) => {
+        $crate::streams_suite!($backend);
         mod api {
             use $crate::api::{run_api, Case};
             $crate::api_suite!(@cases $backend;

@@ -19,3 +19,4 @@ pub mod plugged;
 pub mod report;
 pub mod scenarios;
 pub mod secure;
+pub mod streams;

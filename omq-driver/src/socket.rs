@@ -120,7 +120,7 @@ impl<R: Runtime> Socket<R> {
         })
     }
 
-    fn shared(&self) -> &Arc<Shared> {
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
         &self.handle.shared
     }
 
