@@ -19,7 +19,7 @@ use bytes::Bytes;
 use crate::endpoint::{Endpoint, EndpointError};
 use crate::error::{ProtocolError, SessionError};
 use crate::message::{Message, Part};
-use crate::monitor::{protocol_error, EventKind, MonitorEvent};
+use crate::monitor::{EventKind, MonitorEvent};
 use crate::options::{OptionError, Options, SocketOption};
 use crate::pipe::{Command, Origin, Outbound, PipeId, PipeState, Pipes};
 use crate::rng::SplitMix64;
@@ -1468,54 +1468,10 @@ fn notification(flag: u8, topic: &[u8]) -> Message {
     Message::from(body)
 }
 
-/// libzmq's protocol error code for a CURVE failure.
-fn curve_error_code(e: &crate::error::CurveError) -> i64 {
-    use crate::error::CurveError as C;
-    match e {
-        C::BadLength { command, .. } => match *command {
-            "HELLO" => protocol_error::ZMTP_MALFORMED_COMMAND_HELLO,
-            "WELCOME" => protocol_error::ZMTP_MALFORMED_COMMAND_WELCOME,
-            "INITIATE" => protocol_error::ZMTP_MALFORMED_COMMAND_INITIATE,
-            "READY" => protocol_error::ZMTP_MALFORMED_COMMAND_READY,
-            "MESSAGE" => protocol_error::ZMTP_MALFORMED_COMMAND_MESSAGE,
-            "ERROR" => protocol_error::ZMTP_MALFORMED_COMMAND_ERROR,
-            _ => protocol_error::ZMTP_MALFORMED_COMMAND_UNSPECIFIED,
-        },
-        C::BadVersion { .. } => protocol_error::ZMTP_MALFORMED_COMMAND_HELLO,
-        C::NonceNotIncreasing { .. } => protocol_error::ZMTP_INVALID_SEQUENCE,
-        C::NotAMessage => protocol_error::ZMTP_UNEXPECTED_COMMAND,
-        _ => protocol_error::ZMTP_CRYPTOGRAPHIC,
-    }
-}
-
 /// The monitor event and value for a connection that ended during its handshake.
 fn handshake_failure(reason: &CloseReason) -> (EventKind, i64) {
     match reason {
-        CloseReason::Session(SessionError::AuthFailed { .. }) => {
-            (EventKind::HandshakeFailedAuth, 400)
-        }
-        CloseReason::Session(SessionError::Protocol(p)) => {
-            let code = match p {
-                ProtocolError::UnexpectedCommand { .. } | ProtocolError::UnexpectedMessage => {
-                    protocol_error::ZMTP_UNEXPECTED_COMMAND
-                }
-                ProtocolError::MalformedCommand { .. } | ProtocolError::MalformedCommandFrame => {
-                    protocol_error::ZMTP_MALFORMED_COMMAND_UNSPECIFIED
-                }
-                ProtocolError::MalformedMetadata
-                | ProtocolError::MissingSocketType
-                | ProtocolError::UnknownSocketType(_) => protocol_error::ZMTP_INVALID_METADATA,
-                ProtocolError::MechanismMismatch { .. } => protocol_error::ZMTP_MECHANISM_MISMATCH,
-                ProtocolError::Mechanism(_) => protocol_error::ZMTP_CRYPTOGRAPHIC,
-                ProtocolError::Curve(c) => curve_error_code(c),
-                _ => protocol_error::ZMTP_UNSPECIFIED,
-            };
-            (EventKind::HandshakeFailedProtocol, code)
-        }
-        CloseReason::Session(SessionError::Incompatible { .. }) => (
-            EventKind::HandshakeFailedProtocol,
-            protocol_error::ZMTP_INVALID_METADATA,
-        ),
+        CloseReason::Session(e) => e.handshake_failure(),
         _ => (EventKind::HandshakeFailedNoDetail, 0),
     }
 }
