@@ -23,7 +23,6 @@ pub mod mechanism;
 pub mod message;
 pub mod monitor;
 pub mod options;
-#[allow(dead_code)] // the socket dispatches to it from the next commit
 mod pattern;
 pub mod pipe;
 pub mod rng;
