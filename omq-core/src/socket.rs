@@ -1,5 +1,6 @@
-//! A whole socket as one state machine: its type's routing rules, its options, its pipes, its
-//! endpoints, reconnection and monitor events.
+//! A whole socket as one state machine: its options, its pipes, its endpoints, reconnection
+//! and monitor events, and its type's messaging pattern (the private `pattern` module), which
+//! it calls once for anything type-specific.
 //!
 //! Inputs: user operations ([`Socket::send`], [`Socket::recv`], [`Socket::bind`],
 //! [`Socket::connect`], [`Socket::set_option`]...) and network events from the driver
