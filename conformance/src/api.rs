@@ -17,7 +17,7 @@ const T: Duration = Duration::from_secs(10);
 
 static UNIQUE: AtomicU64 = AtomicU64::new(0);
 
-fn unique(tag: &str) -> String {
+pub(crate) fn unique(tag: &str) -> String {
     format!(
         "{tag}-{}-{}",
         std::process::id(),
@@ -26,7 +26,10 @@ fn unique(tag: &str) -> String {
 }
 
 /// `f`, or a panic after `d` (on the runtime's own timer).
-async fn within_for<R: Runtime, F: std::future::Future>(d: Duration, f: F) -> Option<F::Output> {
+pub(crate) async fn within_for<R: Runtime, F: std::future::Future>(
+    d: Duration,
+    f: F,
+) -> Option<F::Output> {
     let f = Box::pin(f);
     let t = Box::pin(R::sleep_until(R::now() + d));
     match select(f, t).await {
@@ -35,7 +38,7 @@ async fn within_for<R: Runtime, F: std::future::Future>(d: Duration, f: F) -> Op
     }
 }
 
-async fn within<R: Runtime, F: std::future::Future>(f: F) -> F::Output {
+pub(crate) async fn within<R: Runtime, F: std::future::Future>(f: F) -> F::Output {
     within_for::<R, F>(T, f).await.expect("took too long")
 }
 
@@ -63,6 +66,8 @@ pub enum Case {
     StaleIpc,
     /// Messages queued before the peer binds are delivered.
     LateBind,
+    /// `close()` with the default infinite LINGER waits for a late peer without polling.
+    CloseWaitsForALatePeer,
 }
 
 /// Runs one case on backend `B`.
@@ -293,13 +298,47 @@ async fn run_case<R: Runtime>(case: Case) {
                 Message::from("queued before bind")
             );
         }
+        Case::CloseWaitsForALatePeer => {
+            let ep = format!("ipc:///tmp/omq-api-{}.sock", unique("linger"));
+            let push = new(
+                SocketType::Push,
+                d().reconnect_ivl(Some(Duration::from_millis(100))),
+            );
+            push.connect(&ep).await.unwrap();
+            push.send(Message::from("flushed by close")).await.unwrap();
+            let watcher = push.clone();
+            let closing = push.close();
+            let late_peer = async {
+                R::sleep_until(R::now() + Duration::from_millis(500)).await;
+                // Waiting half a second: a handful of looks (woken by redials and the safety
+                // net), where a 1 ms poll made hundreds.
+                let checks = close_checks(&watcher.debug_dump());
+                assert!(checks <= 40, "close looked {checks} times in 500 ms");
+                let pull = new(SocketType::Pull, d());
+                pull.bind(&ep).await.unwrap();
+                within::<R, _>(pull.recv()).await.unwrap()
+            };
+            let (closed, got) =
+                within::<R, _>(futures_util::future::join(closing, late_peer)).await;
+            closed.unwrap();
+            assert_eq!(got, Message::from("flushed by close"));
+        }
     }
+}
+
+/// The `close_checks=N` figure of a socket's debug dump.
+fn close_checks(dump: &str) -> usize {
+    dump.split_whitespace()
+        .find_map(|w| w.strip_prefix("close_checks="))
+        .and_then(|n| n.parse().ok())
+        .expect("debug_dump shows close_checks")
 }
 
 /// Instantiates every API case for a backend.
 #[macro_export]
 macro_rules! api_suite {
     ($backend:ty) => {
+        $crate::streams_suite!($backend);
         mod api {
             use $crate::api::{run_api, Case};
             $crate::api_suite!(@cases $backend;
@@ -312,7 +351,8 @@ macro_rules! api_suite {
                 bad_endpoints_and_options_are_clear_errors: BadInput,
                 monitor_stream_reports_connection_events: Monitor,
                 stale_ipc_file_is_replaced_and_ours_removed_on_unbind: StaleIpc,
-                a_connecting_push_delivers_after_the_peer_binds_late: LateBind
+                a_connecting_push_delivers_after_the_peer_binds_late: LateBind,
+                close_waits_for_a_late_peer_without_polling: CloseWaitsForALatePeer
             );
         }
     };

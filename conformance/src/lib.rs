@@ -21,3 +21,4 @@ pub mod plugged;
 pub mod report;
 pub mod scenarios;
 pub mod secure;
+pub mod streams;

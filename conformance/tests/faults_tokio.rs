@@ -225,3 +225,56 @@ async fn a_silent_client_is_cut_off_at_handshake_ivl_without_delaying_others() {
     assert!(total >= 10, "it got our greeting signature first");
     let _ = silent.write_all(b"too late");
 }
+
+/// A connection task that panics (here: inside a user's authenticator, which runs in it) costs
+/// only that connection: tokio catches the panic, the task's guard reports the connection
+/// closed so its pipe is released, and the socket serves its other peers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_connection_task_costs_only_its_connection() {
+    use omq_tokio::{AuthReply, AuthRequest, Credentials};
+    let auth = |req: &AuthRequest| match &req.credentials {
+        Credentials::Plain { username, .. } if &username[..] == b"boom" => {
+            panic!("the authenticator fails for this peer")
+        }
+        _ => AuthReply::allow(),
+    };
+    let server = Socket::new(
+        SocketType::Pull,
+        Options::default().plain_server(true).authenticator(auth),
+    )
+    .unwrap();
+    let ep = server.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
+    let client = |user: &'static str| {
+        Socket::new(
+            SocketType::Push,
+            Options::default()
+                .plain_username(user)
+                .plain_password("pw")
+                .reconnect_ivl(None),
+        )
+        .unwrap()
+    };
+    let bad = client("boom");
+    bad.connect(&ep).await.unwrap();
+    // Wait until the panicking connection has come and gone: no pipe left on the server.
+    let gone = async {
+        loop {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            let dump = server.debug_dump();
+            if dump.contains("conns=0") && dump.lines().count() == 1 {
+                break;
+            }
+        }
+    };
+    tokio::time::timeout(T, gone)
+        .await
+        .unwrap_or_else(|_| panic!("pipe leaked: {}", server.debug_dump()));
+    let good = client("ok");
+    good.connect(&ep).await.unwrap();
+    good.send(Message::from("still served")).await.unwrap();
+    let got = tokio::time::timeout(T, server.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(got, Message::from("still served"));
+}

@@ -24,6 +24,7 @@ Examples:
 
   omq sub --connect tcp://127.0.0.1:5556 --recv --subscribe weather.
   omq keygen                                                         # a CURVE keypair
+  omq proxy --frontend router,@tcp://*:5559 --backend dealer,@tcp://*:5560  # a broker
 
 Exit status: 0 done (end of input, or COUNT messages), 1 timeout or runtime failure,
 2 bad arguments or endpoints.";
@@ -37,7 +38,7 @@ Exit status: 0 done (end of input, or COUNT messages), 1 timeout or runtime fail
 #[command(
     name = "omq",
     version,
-    override_usage = "omq TYPE (--bind EP | --connect EP)... (--send | --recv) [OPTIONS]\n       omq keygen",
+    override_usage = "omq TYPE (--bind EP | --connect EP)... (--send | --recv) [OPTIONS]\n       omq keygen\n       omq proxy --frontend TYPE,[@]EP --backend TYPE,[@]EP [--capture TYPE,[@]EP]",
     after_help = EXAMPLES,
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
@@ -154,6 +155,63 @@ struct Cli {
 enum Sub {
     /// Print a new CURVE keypair in Z85, as `public: KEY` and `secret: KEY` lines.
     Keygen,
+    /// Run a proxy between two sockets until killed: ROUTER/DEALER (a broker), XSUB/XPUB (a
+    /// forwarder) or PULL/PUSH (a streamer). Each socket is TYPE,@EP to bind or TYPE,EP to
+    /// connect, e.g. `omq proxy --frontend router,@tcp://*:5559 --backend
+    /// dealer,@tcp://*:5560`.
+    Proxy {
+        /// The frontend socket: TYPE,@EP (bind) or TYPE,EP (connect).
+        #[arg(long, value_name = "TYPE,[@]EP")]
+        frontend: String,
+        /// The backend socket: TYPE,@EP (bind) or TYPE,EP (connect).
+        #[arg(long, value_name = "TYPE,[@]EP")]
+        backend: String,
+        /// A socket that gets a copy of every message, both ways (e.g. push,@ipc:///tmp/tap).
+        #[arg(long, value_name = "TYPE,[@]EP")]
+        capture: Option<String>,
+        /// Runtime to run on: tokio (default), compio, monoio or glommio.
+        #[arg(long, value_name = "NAME", default_value = "tokio")]
+        runtime: String,
+    },
+}
+
+/// One socket of a proxy, checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ProxySocket {
+    pub(crate) socket_type: SocketType,
+    /// Bind (true) or connect.
+    pub(crate) bind: bool,
+    pub(crate) endpoint: String,
+}
+
+/// What `omq proxy` runs, checked.
+#[derive(Debug)]
+pub(crate) struct ProxyConfig {
+    pub(crate) frontend: ProxySocket,
+    pub(crate) backend: ProxySocket,
+    pub(crate) capture: Option<ProxySocket>,
+    pub(crate) runtime: Backend,
+}
+
+fn proxy_socket(flag: &str, spec: &str) -> Result<ProxySocket, Failure> {
+    let Some((t, ep)) = spec.split_once(',') else {
+        return Err(usage(format!(
+            "{flag} {spec:?}: expected TYPE,@ENDPOINT (bind) or TYPE,ENDPOINT (connect)"
+        )));
+    };
+    let socket_type = parse_type(t)?;
+    let (bind, endpoint) = match ep.strip_prefix('@') {
+        Some(e) => (true, e),
+        None => (false, ep),
+    };
+    if let Err(e) = endpoint.parse::<omq_core::Endpoint>() {
+        return Err(usage(format!("{flag} {endpoint:?}: {e}")));
+    }
+    Ok(ProxySocket {
+        socket_type,
+        bind,
+        endpoint: endpoint.to_string(),
+    })
 }
 
 /// Whether a run sends or receives.
@@ -194,6 +252,8 @@ pub(crate) enum Command {
     Keygen,
     /// Run a socket.
     Run(Box<Config>),
+    /// Run a proxy.
+    Proxy(Box<ProxyConfig>),
 }
 
 /// The standard socket types, by their command-line names.
@@ -232,8 +292,23 @@ pub(crate) fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command,
             };
         }
     };
-    if let Some(Sub::Keygen) = cli.command {
-        return Ok(Command::Keygen);
+    match cli.command {
+        Some(Sub::Keygen) => return Ok(Command::Keygen),
+        Some(Sub::Proxy {
+            frontend,
+            backend,
+            capture,
+            runtime,
+        }) => {
+            let config = ProxyConfig {
+                frontend: proxy_socket("--frontend", &frontend)?,
+                backend: proxy_socket("--backend", &backend)?,
+                capture: capture.map(|c| proxy_socket("--capture", &c)).transpose()?,
+                runtime: Backend::from_name(&runtime)?,
+            };
+            return Ok(Command::Proxy(Box::new(config)));
+        }
+        None => {}
     }
     check(cli).map(|c| Command::Run(Box::new(c)))
 }

@@ -2,8 +2,44 @@
 //! omq-driver's `Runtime`; a backend only has to say how to start its executor, so adding one
 //! is a name in [`Backend::from_name`] and an arm in [`Backend::run`].
 
-use crate::args::Config;
+use crate::args::{Config, ProxyConfig};
 use crate::Failure;
+
+/// Runs the future `$f` makes for runtime type `R` to completion on `$backend`'s executor.
+macro_rules! on_runtime {
+    ($backend:expr, |$r:ident| $f:expr) => {
+        match $backend {
+            Backend::Tokio => {
+                type $r = omq_tokio::Tokio;
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| Failure::Other(format!("cannot start tokio: {e}")))?
+                    .block_on($f)
+            }
+            Backend::Compio => {
+                type $r = omq_compio::Compio;
+                compio::runtime::RuntimeBuilder::new()
+                    .build()
+                    .map_err(|e| Failure::Other(format!("cannot start compio: {e}")))?
+                    .block_on($f)
+            }
+            Backend::Monoio => {
+                type $r = omq_monoio::Monoio;
+                monoio::RuntimeBuilder::<monoio::FusionDriver>::new()
+                    .enable_timer()
+                    .build()
+                    .map_err(|e| Failure::Other(format!("cannot start monoio: {e}")))?
+                    .block_on($f)
+            }
+            Backend::Glommio => {
+                type $r = omq_glommio::Glommio;
+                omq_glommio::block_on($f)
+                    .map_err(|e| Failure::Other(format!("cannot start glommio: {e}")))?
+            }
+        }
+    };
+}
 
 /// A runtime to run the socket on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,25 +71,11 @@ impl Backend {
 
     /// Runs `config` to the end on this backend.
     pub(crate) fn run(self, config: Config) -> Result<(), Failure> {
-        match self {
-            Backend::Tokio => tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| Failure::Other(format!("cannot start tokio: {e}")))?
-                .block_on(crate::run::run::<omq_tokio::Tokio>(config)),
-            Backend::Compio => compio::runtime::RuntimeBuilder::new()
-                .build()
-                .map_err(|e| Failure::Other(format!("cannot start compio: {e}")))?
-                .block_on(crate::run::run::<omq_compio::Compio>(config)),
-            Backend::Monoio => monoio::RuntimeBuilder::<monoio::FusionDriver>::new()
-                .enable_timer()
-                .build()
-                .map_err(|e| Failure::Other(format!("cannot start monoio: {e}")))?
-                .block_on(crate::run::run::<omq_monoio::Monoio>(config)),
-            Backend::Glommio => {
-                omq_glommio::block_on(crate::run::run::<omq_glommio::Glommio>(config))
-                    .map_err(|e| Failure::Other(format!("cannot start glommio: {e}")))?
-            }
-        }
+        on_runtime!(self, |R| crate::run::run::<R>(config))
+    }
+
+    /// Runs a proxy on this backend until it fails.
+    pub(crate) fn run_proxy(self, config: ProxyConfig) -> Result<(), Failure> {
+        on_runtime!(self, |R| crate::run::proxy::<R>(config))
     }
 }

@@ -56,6 +56,10 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Ok(args::Command::Keygen) => keygen(),
+        Ok(args::Command::Proxy(config)) => match config.runtime.run_proxy(*config) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(f) => f.report(),
+        },
         Ok(args::Command::Run(config)) => match config.backend.run(*config) {
             Ok(()) => ExitCode::SUCCESS,
             Err(f) => f.report(),

@@ -20,7 +20,7 @@ use omq_driver::{
     Error, EventKind, Message, Monitor, Options, Part, Runtime, Socket, SocketOption, SocketType,
 };
 
-use crate::args::{Config, Mode};
+use crate::args::{Config, Mode, ProxyConfig, ProxySocket};
 use crate::Failure;
 
 /// Lines read ahead of the socket.
@@ -310,6 +310,41 @@ fn block_on<F: Future>(f: F) -> F::Output {
         }
         thread::park();
     }
+}
+
+/// Makes, binds or connects one proxy socket.
+async fn proxy_socket<R: Runtime>(spec: &ProxySocket) -> Result<Socket<R>, Failure> {
+    let socket = Socket::<R>::new(spec.socket_type, Options::default())
+        .map_err(|e| Failure::Usage(e.to_string()))?;
+    let ep = &spec.endpoint;
+    if spec.bind {
+        let bound = socket
+            .bind(ep)
+            .await
+            .map_err(|e| Failure::Usage(format!("cannot bind to {ep}: {e}")))?;
+        if ep.starts_with("tcp://") && (ep.ends_with(":0") || ep.ends_with(":*")) {
+            eprintln!("omq: bound to {bound}");
+        }
+    } else {
+        socket
+            .connect(ep)
+            .await
+            .map_err(|e| Failure::Usage(format!("cannot connect to {ep}: {e}")))?;
+    }
+    Ok(socket)
+}
+
+/// Runs `omq proxy` until a socket fails.
+pub(crate) async fn proxy<R: Runtime>(config: ProxyConfig) -> Result<(), Failure> {
+    let frontend = proxy_socket::<R>(&config.frontend).await?;
+    let backend = proxy_socket::<R>(&config.backend).await?;
+    let capture = match &config.capture {
+        Some(c) => Some(proxy_socket::<R>(c).await?),
+        None => None,
+    };
+    omq_driver::proxy(&frontend, &backend, capture.as_ref())
+        .await
+        .map_err(|e| Failure::Other(format!("proxy stopped: {e}")))
 }
 
 #[cfg(test)]

@@ -1020,3 +1020,92 @@ fn monoio_backend_both_ways() {
 fn glommio_backend_both_ways() {
     backend_both_ways("glommio");
 }
+
+// ---------------------------------------------------------------------------------------------
+// omq proxy
+
+#[test]
+fn proxy_streams_between_processes_with_a_capture() {
+    let (front, back, tap) = (ipc("proxy-in"), ipc("proxy-out"), ipc("proxy-tap"));
+    let mut proxy = omq(&[
+        "proxy",
+        "--frontend",
+        &format!("pull,@{front}"),
+        "--backend",
+        &format!("push,@{back}"),
+        "--capture",
+        &format!("push,@{tap}"),
+    ]);
+    let mut pull = omq(&["pull", "--connect", &back, "--recv", "-n", "3"]);
+    let mut captured = omq(&["pull", "--connect", &tap, "--recv", "-n", "3"]);
+    let mut push = omq(&["push", "--connect", &front, "--send"]).input("a\nb\nc\n");
+    assert_eq!(pull.lines(3), ["a", "b", "c"]);
+    assert_eq!(captured.lines(3), ["a", "b", "c"]);
+    pull.success();
+    captured.success();
+    push.success();
+    assert_eq!(proxy.exited(), None, "the proxy runs until killed");
+}
+
+#[test]
+fn a_libzmq_req_reaches_an_omq_rep_through_an_omq_broker() {
+    let (front, back) = (free_tcp(), ipc("broker-back"));
+    let mut broker = omq(&[
+        "proxy",
+        "--frontend",
+        &format!("router,@{front}"),
+        "--backend",
+        &format!("dealer,@{back}"),
+    ]);
+    let mut rep = omq(&["rep", "--connect", &back, "--recv", "--echo", "-n", "2"]);
+    let mut peer = libzmq();
+    peer.socket(1, "REQ").unwrap();
+    peer.connect(1, &front).unwrap();
+    for body in [&b"ping"[..], b"pong"] {
+        peer.send(1, &[body]).unwrap();
+        assert_eq!(peer.recv(1, WAIT).unwrap(), vec![body.to_vec()]);
+    }
+    assert_eq!(rep.lines(2), ["ping", "pong"]);
+    rep.success();
+    assert_eq!(broker.exited(), None);
+}
+
+#[test]
+fn proxy_arguments_are_checked() {
+    for (args, expect) in [
+        (
+            vec![
+                "proxy",
+                "--frontend",
+                "router",
+                "--backend",
+                "dealer,@tcp://*:1",
+            ],
+            "expected TYPE,@ENDPOINT",
+        ),
+        (
+            vec![
+                "proxy",
+                "--frontend",
+                "rooter,@tcp://*:1",
+                "--backend",
+                "dealer,tcp://h:1",
+            ],
+            "unknown socket type",
+        ),
+        (
+            vec![
+                "proxy",
+                "--frontend",
+                "router,@nope://x",
+                "--backend",
+                "dealer,tcp://h:1",
+            ],
+            "--frontend",
+        ),
+    ] {
+        let (code, _, err) = run(&args, "");
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(expect), "{args:?}: {err}");
+    }
+}

@@ -37,10 +37,10 @@ use omq_driver::net;
 use omq_driver::{Listener, ReadHalf, Runtime, Task, WriteHalf};
 
 pub use omq_driver::{
-    generate_keypair, AuthReply, AuthRequest, Authenticator, Credentials, CurveAllowList,
-    CurveKeyPair, CurvePublicKey, CurveSecretKey, Endpoint as ResolvedEndpoint, Error, EventKind,
-    MechanismConfig, Message, MonitorEvent, Options, OsRng, Part, ReconnectStop, SocketOption,
-    SocketType, TrySendError,
+    generate_keypair, proxy, proxy_steerable, AuthReply, AuthRequest, Authenticator, Credentials,
+    CurveAllowList, CurveKeyPair, CurvePublicKey, CurveSecretKey, Endpoint as ResolvedEndpoint,
+    Error, EventKind, MechanismConfig, Message, MonitorEvent, Options, OsRng, Part,
+    ProxyStatistics, ReconnectStop, SocketOption, SocketType, TrySendError,
 };
 
 /// A ZeroMQ socket on compio.
@@ -48,6 +48,12 @@ pub type Socket = omq_driver::Socket<Compio>;
 
 /// A stream of monitor events.
 pub type Monitor = omq_driver::Monitor<Compio>;
+
+/// The reading half of a socket, as a `futures` `Stream` (`Socket::stream`).
+pub type SocketStream = omq_driver::SocketStream<Compio>;
+
+/// The writing half of a socket, as a `futures` `Sink` (`Socket::sink`).
+pub type SocketSink = omq_driver::SocketSink<Compio>;
 
 /// The compio runtime, for omq-driver.
 #[derive(Debug, Clone, Copy)]

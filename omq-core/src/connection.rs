@@ -21,6 +21,11 @@ use crate::wire::command::Command as WireCommand;
 /// its pipe. Beyond this the pipe (bounded by SNDHWM) holds them, so HWM keeps its meaning.
 pub const MAX_QUEUED_TRANSMIT: usize = 256 * 1024;
 
+/// Most events a connection decodes before handing them to the socket (see
+/// [`crate::session::SessionConfig::max_events`]): what one peer's read can make us hold
+/// beyond the socket's queues.
+pub const EVENT_BATCH: usize = 256;
+
 /// A socket's connection to one peer.
 #[derive(Debug)]
 pub struct Connection {
@@ -55,15 +60,45 @@ impl Connection {
         &self.session
     }
 
-    /// Feeds received bytes, then hands what they completed to the socket.
+    /// Feeds received bytes, then hands what they completed to the socket, a batch at a time,
+    /// until the buffer holds no whole frame or the socket has no room (then what is left
+    /// waits in `buf`: call [`Connection::handle_resume`] after
+    /// [`crate::socket::Action::ResumeRead`]).
     pub fn handle_input(
         &mut self,
         socket: &mut Socket,
         buf: &mut BytesMut,
         now: Instant,
     ) -> Result<(), SessionError> {
-        let r = self.handle_bytes(buf, now);
-        self.finish_input(socket, r, now)
+        loop {
+            let r = self.handle_bytes(buf, now);
+            let r = self.finish_input(socket, r, now);
+            if r.is_err() || !self.wants_read() || !self.input_pending(buf) {
+                return r;
+            }
+        }
+    }
+
+    /// After [`crate::socket::Action::ResumeRead`]: delivers what waited, then decodes what the
+    /// buffer still holds, as [`Connection::handle_input`] does.
+    pub fn handle_resume(
+        &mut self,
+        socket: &mut Socket,
+        buf: &mut BytesMut,
+        now: Instant,
+    ) -> Result<(), SessionError> {
+        if !self.deliver(socket, now) {
+            return self.failed.take().map_or(Ok(()), Err);
+        }
+        if self.input_pending(buf) {
+            return self.handle_input(socket, buf, now);
+        }
+        self.failed.take().map_or(Ok(()), Err)
+    }
+
+    /// True when `buf` holds a whole frame not decoded yet (see [`Session::input_pending`]).
+    pub fn input_pending(&self, buf: &[u8]) -> bool {
+        self.session.input_pending(buf)
     }
 
     /// The half of [`Connection::handle_input`] that needs no socket: decodes the bytes (and

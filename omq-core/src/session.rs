@@ -79,6 +79,13 @@ pub struct SessionConfig {
     /// Most parts accepted in one message, so endless empty MORE frames cannot grow memory
     /// (each part costs 32 bytes here for 2 bytes on the wire). Default [`DEFAULT_MAX_PARTS`].
     pub max_parts: usize,
+    /// Most events one [`Session::handle_input`] call produces before it stops decoding and
+    /// leaves the rest of the buffer for the next call (None: decode everything given). A
+    /// socket's connections set it, so a read full of tiny frames becomes a bounded batch of
+    /// messages rather than tens of thousands held at once while the application is slow
+    /// (a 2-byte frame costs about a hundred bytes as a message). See
+    /// [`Session::input_pending`].
+    pub max_events: Option<usize>,
     /// Time allowed from start to the end of the handshake (HANDSHAKE_IVL; None: unlimited).
     pub handshake_ivl: Option<Duration>,
     /// Interval between our PINGs (HEARTBEAT_IVL; None: no heartbeats).
@@ -105,6 +112,7 @@ impl SessionConfig {
             peer_address: None,
             max_msg_size: None,
             max_parts: DEFAULT_MAX_PARTS,
+            max_events: None,
             handshake_ivl: Some(Duration::from_secs(30)),
             heartbeat_ivl: None,
             heartbeat_ttl: None,
@@ -272,13 +280,26 @@ impl Session {
                 return Ok(());
             }
         }
-        while let Some(frame) = self.decoder.decode(buf)? {
+        let max_events = self.config.max_events.unwrap_or(usize::MAX);
+        while self.events.len() < max_events {
+            let Some(frame) = self.decoder.decode(buf)? else {
+                break;
+            };
             self.handle_frame(frame, now)?;
             if self.phase == Phase::Failed {
                 break;
             }
         }
         Ok(())
+    }
+
+    /// True when `buf` still holds a whole frame that [`Session::handle_input`] left for a
+    /// later call (it stopped at [`SessionConfig::max_events`]): drain the events, then call
+    /// it again before waiting for more bytes.
+    pub fn input_pending(&self, buf: &[u8]) -> bool {
+        matches!(self.phase, Phase::Handshake | Phase::Ready)
+            && !buf.is_empty()
+            && self.decoder.bytes_wanted(buf) == 0
     }
 
     fn read_greeting(&mut self, buf: &mut BytesMut) -> Result<(), SessionError> {

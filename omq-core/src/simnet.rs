@@ -484,8 +484,16 @@ impl Net {
             };
             let s = &mut c.sides[side];
             let _ = s.conn.pull(socket);
-            if !s.conn.wants_read() && s.conn.deliver(socket, now) {
-                progress = true;
+            if !s.conn.wants_read() || s.conn.input_pending(&s.rx) {
+                let (was_waiting, had) = (!s.conn.wants_read(), s.rx.len());
+                let r = s.conn.handle_resume(socket, &mut s.rx, now);
+                if (was_waiting && s.conn.wants_read()) || s.rx.len() != had {
+                    progress = true;
+                }
+                if let Err(e) = r {
+                    self.fail(id, side, CloseReason::Session(e));
+                    return true;
+                }
             }
             loop {
                 let in_flight: usize = c.links[side].iter().map(|f| f.bytes.len()).sum::<usize>()

@@ -353,6 +353,7 @@ impl Socket {
         c.heartbeat_timeout = o.heartbeat_timeout;
         c.authenticate = o.authenticator.is_some();
         c.zap_domain = o.zap_domain.clone();
+        c.max_events = Some(crate::connection::EVENT_BATCH);
         c
     }
 

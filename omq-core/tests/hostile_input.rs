@@ -218,7 +218,7 @@ fn endless_empty_parts_stop_at_the_default_limit() {
             max: DEFAULT_MAX_PARTS
         }))
     );
-    assert!(DEFAULT_MAX_PARTS <= 1 << 16);
+    const { assert!(DEFAULT_MAX_PARTS <= 1 << 16) };
 }
 
 #[test]
@@ -346,4 +346,43 @@ fn session_events_survive_for_the_api() {
     assert!(decoded.is_err());
     assert_eq!(conn.finish_input(&mut sock, decoded.clone(), now), decoded);
     let _ = SessionEvent::HandshakeSucceeded;
+}
+
+#[test]
+fn a_read_of_tiny_frames_is_decoded_a_batch_at_a_time() {
+    // 64 KiB of 2-byte frames is 32,768 messages of about a hundred bytes each: decoded all at
+    // once while the application is slow, one read would hold 3 MB. A connection now decodes
+    // at most EVENT_BATCH beyond what the socket takes, leaving the rest as bytes.
+    use omq_core::connection::{Connection, EVENT_BATCH};
+    let now = Instant::now();
+    let mut sock = Socket::new(SocketType::Pull, Options::default().recv_hwm(10), 1).unwrap();
+    let (pipe, cfg) = sock.handle_accepted("tcp://127.0.0.1:1", now);
+    let mut conn = Connection::new(pipe, cfg, now);
+    let mut buf = BytesMut::new();
+    buf.extend_from_slice(&Greeting::ours(MechanismName::NULL, false).encode());
+    buf.extend_from_slice(&ready_frame(&[(b"Socket-Type", b"PUSH")]));
+    let n = 20_000usize;
+    for i in 0..n {
+        buf.put_slice(&[0x00, 0x02]);
+        buf.put_u16(i as u16);
+    }
+    conn.handle_input(&mut sock, &mut buf, now).unwrap();
+    assert!(!conn.wants_read(), "the queue is full: reading stops");
+    let undecoded = buf.len() / 4;
+    assert!(
+        undecoded + 10 + 1 + EVENT_BATCH >= n,
+        "only {undecoded} of {n} messages left as bytes"
+    );
+    // Nothing is lost: reading and resuming brings every message, in order.
+    let mut next = 0usize;
+    while next < n {
+        match sock.recv() {
+            Ok(m) => {
+                assert_eq!(&m.parts()[0][..], &(next as u16).to_be_bytes());
+                next += 1;
+            }
+            Err(_) => conn.handle_resume(&mut sock, &mut buf, now).unwrap(),
+        }
+    }
+    assert!(buf.is_empty());
 }

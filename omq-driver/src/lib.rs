@@ -11,15 +11,19 @@ pub mod error;
 pub mod futures_io;
 pub mod inproc;
 pub mod net;
+pub mod proxy;
 pub mod runtime;
 pub mod shared;
 pub mod signal;
 pub mod socket;
+pub mod stream;
 pub mod tasks;
 
 pub use error::Error;
+pub use proxy::{proxy, proxy_steerable, ProxyStatistics};
 pub use runtime::{Listener, ReadHalf, Runtime, WriteHalf};
 pub use socket::{Monitor, Socket, TrySendError};
+pub use stream::{SocketSink, SocketStream};
 pub use tasks::Task;
 
 pub use omq_core::mechanism::{

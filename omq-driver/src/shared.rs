@@ -74,6 +74,9 @@ pub struct State {
     pub send_waiters: usize,
     /// Tasks waiting in `recv`.
     pub recv_waiters: usize,
+    /// How many times a closing socket has looked whether everything was written (shown by
+    /// `debug_dump`: a close must wait on events, not poll).
+    pub close_checks: usize,
     /// Live monitor streams (the last one dropped stops monitoring).
     pub monitors: usize,
     /// The timer task is alive.
@@ -123,6 +126,7 @@ impl Shared {
                 send_waiters: 0,
                 recv_waiters: 0,
                 monitors: 0,
+                close_checks: 0,
                 timer_running: false,
                 inproc: PipeMap::default(),
             }),

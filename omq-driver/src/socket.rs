@@ -120,7 +120,7 @@ impl<R: Runtime> Socket<R> {
         })
     }
 
-    fn shared(&self) -> &Arc<Shared> {
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
         &self.handle.shared
     }
 
@@ -326,14 +326,15 @@ impl<R: Runtime> Socket<R> {
     pub fn debug_dump(&self) -> String {
         let st = self.shared().lock();
         let mut out = format!(
-            "{} send_waiters={} recv_waiters={} conns={} monitor={}\n",
+            "{} send_waiters={} recv_waiters={} conns={} monitor={} close_checks={}\n",
             self.socket_type(),
             st.send_waiters,
             st.recv_waiters,
             st.conns.len(),
             st.core
                 .monitor_queued()
-                .map_or("off".to_string(), |n| n.to_string())
+                .map_or("off".to_string(), |n| n.to_string()),
+            st.close_checks
         );
         for p in st.core.pipes().iter() {
             out += &format!(

@@ -310,7 +310,18 @@ impl<R: Runtime> ConnectionTask<R> {
                         break End::Asked;
                     }
                     if bits & RESUME != 0 {
-                        shared.with(|st| conn.deliver(&mut st.core, R::now()));
+                        // Deliver what waited, then decode what the idle buffer still holds
+                        // before reading more.
+                        let r = match idle_reader.as_mut() {
+                            Some((_, buf)) => drain_input::<R>(&shared, &mut conn, buf, true),
+                            None => {
+                                shared.with(|st| conn.deliver(&mut st.core, R::now()));
+                                Ok(())
+                            }
+                        };
+                        if let Err(e) = r {
+                            break End::Lost(CloseReason::Session(e));
+                        }
                     }
                 }
                 (w, mut chunks, result) = write => {
@@ -341,11 +352,7 @@ impl<R: Runtime> ConnectionTask<R> {
                     match result {
                         Ok(0) => break End::Lost(CloseReason::Eof),
                         Ok(_) => {
-                            // Decoding (and decryption) runs outside the socket's lock; only
-                            // handing the results over takes it.
-                            let now = R::now();
-                            let decoded = conn.handle_bytes(&mut buf, now);
-                            let r2 = shared.with(|st| conn.finish_input(&mut st.core, decoded, now));
+                            let r2 = drain_input::<R>(&shared, &mut conn, &mut buf, false);
                             if let Err(e) = r2 {
                                 // Last words (an ERROR command) go out on a best-effort basis.
                                 while let Some(c) = conn.poll_transmit() {
@@ -392,6 +399,31 @@ impl<R: Runtime> ConnectionTask<R> {
         // Dropping `read` and `write` here releases the stream; an io_uring backend's futures
         // keep their buffers alive until the kernel is done with them.
         let _ = (read.is_terminated(), write.is_terminated());
+    }
+}
+
+/// Decodes `buf` a batch at a time (outside the socket's lock; only handing each batch to the
+/// socket takes it) until no whole frame is left or the socket has no room. With `resume`,
+/// first delivers what waited for room.
+fn drain_input<R: Runtime>(
+    shared: &Arc<Shared>,
+    conn: &mut Connection,
+    buf: &mut BytesMut,
+    resume: bool,
+) -> Result<(), omq_core::SessionError> {
+    if resume && !shared.with(|st| conn.deliver(&mut st.core, R::now())) {
+        return Ok(());
+    }
+    loop {
+        if !conn.wants_read() || (resume && !conn.input_pending(buf)) {
+            return Ok(());
+        }
+        let now = R::now();
+        let decoded = conn.handle_bytes(buf, now);
+        shared.with(|st| conn.finish_input(&mut st.core, decoded, now))?;
+        if !conn.input_pending(buf) {
+            return Ok(());
+        }
     }
 }
 
@@ -446,7 +478,8 @@ pub(crate) async fn close<R: Runtime>(
         // Listen before looking, so a change between the look and the wait is not missed.
         let listener = shared.flushed.listen();
         let pending = {
-            let st = shared.lock();
+            let mut st = shared.lock();
+            st.close_checks += 1;
             st.core.has_pending_output()
                 || st
                     .conns

@@ -58,8 +58,10 @@ use omq_driver::tasks::READ_SIZE;
 use omq_driver::{Listener, ReadHalf, Runtime, Task, WriteHalf};
 
 pub use omq_driver::{
-    Endpoint as ResolvedEndpoint, Error, EventKind, Message, Monitor as GenericMonitor,
-    MonitorEvent, Options, Part, SocketOption, SocketType, TrySendError,
+    generate_keypair, proxy, proxy_steerable, AuthReply, AuthRequest, Authenticator, Credentials,
+    CurveAllowList, CurveKeyPair, CurvePublicKey, CurveSecretKey, Endpoint as ResolvedEndpoint,
+    Error, EventKind, MechanismConfig, Message, MonitorEvent, Options, OsRng, Part,
+    ProxyStatistics, ReconnectStop, SocketOption, SocketType, TrySendError,
 };
 
 /// A ZeroMQ socket on glommio.
@@ -67,6 +69,12 @@ pub type Socket = omq_driver::Socket<Glommio>;
 
 /// A stream of monitor events.
 pub type Monitor = omq_driver::Monitor<Glommio>;
+
+/// The reading half of a socket, as a `futures` `Stream` (`Socket::stream`).
+pub type SocketStream = omq_driver::SocketStream<Glommio>;
+
+/// The writing half of a socket, as a `futures` `Sink` (`Socket::sink`).
+pub type SocketSink = omq_driver::SocketSink<Glommio>;
 
 /// The glommio runtime, for omq-driver.
 #[derive(Debug, Clone, Copy)]

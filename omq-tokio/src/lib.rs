@@ -30,10 +30,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{tcp, unix, TcpListener, TcpSocket, UnixListener, UnixStream};
 
 pub use omq_driver::{
-    generate_keypair, AuthReply, AuthRequest, Authenticator, Credentials, CurveAllowList,
-    CurveKeyPair, CurvePublicKey, CurveSecretKey, Endpoint as ResolvedEndpoint, Error, EventKind,
-    MechanismConfig, Message, MonitorEvent, Options, OsRng, Part, ReconnectStop, SocketOption,
-    SocketType, TrySendError,
+    generate_keypair, proxy, proxy_steerable, AuthReply, AuthRequest, Authenticator, Credentials,
+    CurveAllowList, CurveKeyPair, CurvePublicKey, CurveSecretKey, Endpoint as ResolvedEndpoint,
+    Error, EventKind, MechanismConfig, Message, MonitorEvent, Options, OsRng, Part,
+    ProxyStatistics, ReconnectStop, SocketOption, SocketType, TrySendError,
 };
 
 /// A ZeroMQ socket on tokio.
@@ -41,6 +41,12 @@ pub type Socket = omq_driver::Socket<Tokio>;
 
 /// A stream of monitor events.
 pub type Monitor = omq_driver::Monitor<Tokio>;
+
+/// The reading half of a socket, as a `futures` `Stream` (`Socket::stream`).
+pub type SocketStream = omq_driver::SocketStream<Tokio>;
+
+/// The writing half of a socket, as a `futures` `Sink` (`Socket::sink`).
+pub type SocketSink = omq_driver::SocketSink<Tokio>;
 
 /// The tokio runtime, for omq-driver.
 #[derive(Debug, Clone, Copy)]

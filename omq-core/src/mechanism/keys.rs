@@ -74,7 +74,7 @@ impl CurvePublicKey {
         // X25519 ignores the top bit of the last byte.
         let mut k = self.0;
         k[KEY_LEN - 1] &= 0x7f;
-        SMALL_ORDER.iter().any(|bad| *bad == k)
+        SMALL_ORDER.contains(&k)
     }
 
     pub(crate) fn to_crypto(self) -> crypto_box::PublicKey {
