@@ -339,6 +339,7 @@ fn close_checks(dump: &str) -> usize {
 macro_rules! api_suite {
     ($backend:ty) => {
         $crate::streams_suite!($backend);
+        $crate::sockopts_suite!($backend);
         mod api {
             use $crate::api::{run_api, Case};
             $crate::api_suite!(@cases $backend;

@@ -21,9 +21,11 @@ async fn reports_the_driver_in_use(driver: Driver) {
 
 async fn reads_append_after_unconsumed_bytes_and_writes_are_vectored(_: Driver) {
     let ep: Endpoint = "tcp://127.0.0.1:0".parse().unwrap();
-    let (listener, bound) = Compio::bind(&ep).await.unwrap();
+    let (listener, bound) = Compio::bind(&ep, &Default::default()).await.unwrap();
     let accept = compio::runtime::spawn(omq_driver::Listener::<Compio>::accept(listener));
-    let (_r, w) = Compio::connect(&bound.parse().unwrap()).await.unwrap();
+    let (_r, w) = Compio::connect(&bound.parse().unwrap(), &Default::default())
+        .await
+        .unwrap();
     let (_listener, accepted) = accept.await.unwrap();
     let (r, _w) = accepted.unwrap();
 
