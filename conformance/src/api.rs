@@ -68,6 +68,9 @@ pub enum Case {
     LateBind,
     /// `close()` with the default infinite LINGER waits for a late peer without polling.
     CloseWaitsForALatePeer,
+    /// PUB filters on its own side: a raw ZMTP subscriber (3.1 and 3.0 forms) never sees a
+    /// topic it did not subscribe to on the wire.
+    PublisherFilters,
 }
 
 /// Runs one case on backend `B`.
@@ -314,6 +317,30 @@ async fn run_case<R: Runtime>(case: Case) {
                 Message::from("queued before bind")
             );
         }
+        Case::PublisherFilters => {
+            let publ = new(SocketType::Pub, d());
+            let ep = publ.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
+            let addr: std::net::SocketAddr = ep.trim_start_matches("tcp://").parse().unwrap();
+            let subs = [
+                raw_subscriber(addr, b"A", false, 5),
+                raw_subscriber(addr, b"A", true, 5),
+            ];
+            within::<R, _>(async {
+                while !subs.iter().all(|t| t.is_finished()) {
+                    publ.send(Message::from("B not for you")).await.unwrap();
+                    publ.send(Message::from("A for you")).await.unwrap();
+                    R::sleep_until(R::now() + Duration::from_millis(2)).await;
+                }
+            })
+            .await;
+            for (i, t) in subs.into_iter().enumerate() {
+                let seen = t.join().unwrap().unwrap();
+                assert!(
+                    seen.iter().all(|b| b.starts_with(b"A")),
+                    "subscriber {i} got an unsubscribed topic on the wire: {seen:?}"
+                );
+            }
+        }
         Case::CloseWaitsForALatePeer => {
             let ep = format!("ipc:///tmp/omq-api-{}.sock", unique("linger"));
             let push = new(
@@ -340,6 +367,35 @@ async fn run_case<R: Runtime>(case: Case) {
             assert_eq!(got, Message::from("flushed by close"));
         }
     }
+}
+
+/// A raw subscriber of `topic` (ZMTP 3.0 form when `zmtp30`) on `addr`: reads until it has
+/// seen `want` messages and returns every message body it saw.
+fn raw_subscriber(
+    addr: std::net::SocketAddr,
+    topic: &'static [u8],
+    zmtp30: bool,
+    want: usize,
+) -> std::thread::JoinHandle<Result<Vec<Vec<u8>>, String>> {
+    std::thread::spawn(move || {
+        use crate::hostile::raw::{RawPeer, COMMAND};
+        let mut p = RawPeer::connect(addr).map_err(|e| e.to_string())?;
+        p.handshake("SUB", &[], zmtp30).map_err(|e| e.to_string())?;
+        p.subscribe(topic).map_err(|e| e.to_string())?;
+        let mut seen = Vec::new();
+        while seen
+            .iter()
+            .filter(|b: &&Vec<u8>| b.starts_with(topic))
+            .count()
+            < want
+        {
+            let f = p.read_frame().map_err(|e| format!("after {seen:?}: {e}"))?;
+            if f.flags & COMMAND == 0 {
+                seen.push(f.body);
+            }
+        }
+        Ok(seen)
+    })
 }
 
 /// The `close_checks=N` figure of a socket's debug dump.
@@ -369,7 +425,8 @@ macro_rules! api_suite {
                 monitor_stream_reports_connection_events: Monitor,
                 stale_ipc_file_is_replaced_and_ours_removed_on_unbind: StaleIpc,
                 a_connecting_push_delivers_after_the_peer_binds_late: LateBind,
-                close_waits_for_a_late_peer_without_polling: CloseWaitsForALatePeer
+                close_waits_for_a_late_peer_without_polling: CloseWaitsForALatePeer,
+                a_pub_filters_on_the_wire: PublisherFilters
             );
         }
     };
