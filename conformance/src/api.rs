@@ -71,6 +71,8 @@ pub enum Case {
     /// PUB filters on its own side: a raw ZMTP subscriber (3.1 and 3.0 forms) never sees a
     /// topic it did not subscribe to on the wire.
     PublisherFilters,
+    /// A socket closed (or dropped) while it is still trying to connect never connects later.
+    NoDialAfterClose,
 }
 
 /// Runs one case on backend `B`.
@@ -341,6 +343,43 @@ async fn run_case<R: Runtime>(case: Case) {
                 );
             }
         }
+        Case::NoDialAfterClose => {
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            let ep = format!("tcp://127.0.0.1:{port}");
+            let o = || {
+                d().linger(Some(Duration::ZERO))
+                    .reconnect_ivl(Some(Duration::from_millis(20)))
+                    .routing_id(bytes::Bytes::from_static(b"ghost"))
+            };
+            let closed = new(SocketType::Dealer, o());
+            closed.connect(&ep).await.unwrap();
+            let dropped = new(SocketType::Dealer, o());
+            dropped.connect(&ep).await.unwrap();
+            R::sleep_until(R::now() + Duration::from_millis(100)).await;
+            closed.close().await.unwrap();
+            drop(dropped);
+            R::sleep_until(R::now() + Duration::from_millis(50)).await;
+            let router = new(SocketType::Router, d());
+            let mut events = router.monitor();
+            router.bind(&ep).await.unwrap();
+            let ghost = within_for::<R, _>(Duration::from_millis(600), async {
+                while let Some(e) = events.next().await {
+                    if e.kind == EventKind::Accepted {
+                        return e;
+                    }
+                }
+                unreachable!("the monitor ends only with the socket")
+            })
+            .await;
+            assert!(
+                ghost.is_none(),
+                "a closed socket connected later: {ghost:?}"
+            );
+        }
         Case::CloseWaitsForALatePeer => {
             let ep = format!("ipc:///tmp/omq-api-{}.sock", unique("linger"));
             let push = new(
@@ -426,7 +465,8 @@ macro_rules! api_suite {
                 stale_ipc_file_is_replaced_and_ours_removed_on_unbind: StaleIpc,
                 a_connecting_push_delivers_after_the_peer_binds_late: LateBind,
                 close_waits_for_a_late_peer_without_polling: CloseWaitsForALatePeer,
-                a_pub_filters_on_the_wire: PublisherFilters
+                a_pub_filters_on_the_wire: PublisherFilters,
+                a_closed_socket_never_connects_later: NoDialAfterClose
             );
         }
     };

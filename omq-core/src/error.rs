@@ -309,6 +309,14 @@ impl SessionError {
     pub fn handshake_failure(&self) -> (EventKind, i64) {
         match self {
             SessionError::AuthFailed { .. } => (EventKind::HandshakeFailedAuth, 400),
+            // A server that refuses us sends ERROR with its 3-digit status code as the reason;
+            // libzmq reports that as HANDSHAKE_FAILED_AUTH with the code.
+            SessionError::PeerError { reason }
+                if reason.len() == 3 && reason.bytes().all(|b| b.is_ascii_digit()) =>
+            {
+                let code = reason.parse().unwrap_or(400);
+                (EventKind::HandshakeFailedAuth, code)
+            }
             SessionError::Protocol(p) => (EventKind::HandshakeFailedProtocol, p.zmtp_code()),
             SessionError::Incompatible { .. } => (
                 EventKind::HandshakeFailedProtocol,
@@ -447,5 +455,23 @@ mod tests {
         for (e, want) in cases {
             assert_eq!(e.handshake_failure(), want, "{e:?}");
         }
+    }
+
+    #[test]
+    fn a_refusal_from_the_server_is_an_auth_failure_with_its_code() {
+        let refused = SessionError::PeerError {
+            reason: "400".into(),
+        };
+        assert_eq!(
+            refused.handshake_failure(),
+            (EventKind::HandshakeFailedAuth, 400)
+        );
+        let other = SessionError::PeerError {
+            reason: "Incompatible socket type".into(),
+        };
+        assert_eq!(
+            other.handshake_failure(),
+            (EventKind::HandshakeFailedNoDetail, 0)
+        );
     }
 }

@@ -77,6 +77,9 @@ pub struct State {
     /// How many times a closing socket has looked whether everything was written (shown by
     /// `debug_dump`: a close must wait on events, not poll).
     pub close_checks: usize,
+    /// The socket has finished closing: nothing may start any more (a dial or a timer that
+    /// would bring a connection back to a socket nobody owns).
+    pub stopped: bool,
     /// Live monitor streams (the last one dropped stops monitoring).
     pub monitors: usize,
     /// The timer task is alive.
@@ -127,6 +130,7 @@ impl Shared {
                 recv_waiters: 0,
                 monitors: 0,
                 close_checks: 0,
+                stopped: false,
                 timer_running: false,
                 inproc: PipeMap::default(),
             }),
@@ -169,7 +173,9 @@ impl State {
     pub fn dispatch(&mut self, shared: &Shared, starts: &mut Vec<Start>) {
         while let Some(action) = self.core.poll_action() {
             match action {
-                Action::Dial { pipe, endpoint } => starts.push(Start::Dial(pipe, endpoint)),
+                Action::Dial { pipe, endpoint } if !self.stopped => {
+                    starts.push(Start::Dial(pipe, endpoint))
+                }
                 Action::Close { pipe } => {
                     if let Some(s) = self.conns.remove(&pipe) {
                         s.raise(CLOSE);
@@ -204,7 +210,7 @@ impl State {
         if self.core.is_closed() {
             shared.flushed.notify(usize::MAX);
         }
-        if self.core.poll_timeout().is_some() {
+        if self.core.poll_timeout().is_some() && !self.stopped {
             if self.timer_running {
                 shared.timer.raise(TIMER);
             } else {

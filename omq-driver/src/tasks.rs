@@ -93,6 +93,8 @@ impl DialTask {
             }
         };
         let started = shared.with(|st| match result {
+            // The socket finished closing while we connected: the stream goes with it.
+            Ok(_) if st.stopped => None,
             Ok((reader, writer)) => {
                 let config = st.core.handle_connected(pipe, R::now())?;
                 let signal = Arc::new(Signal::default());
@@ -136,8 +138,8 @@ impl TimerTask {
             let deadline = {
                 let mut st = shared.lock();
                 match st.core.poll_timeout() {
-                    Some(t) => t,
-                    None => {
+                    Some(t) if !st.stopped => t,
+                    _ => {
                         st.timer_running = false;
                         return;
                     }
@@ -148,7 +150,10 @@ impl TimerTask {
             pin_mut!(sleep, woken);
             select_biased! {
                 _ = sleep => shared.with(|st| st.core.handle_timeout(R::now())),
-                _ = woken => {}
+                bits = woken => if bits & CLOSE != 0 {
+                    shared.lock().timer_running = false;
+                    return;
+                }
             }
         }
     }
@@ -525,6 +530,7 @@ pub(crate) async fn close<R: Runtime>(
         }
     };
     shared.with(|st| {
+        st.stopped = true;
         for (_, s) in st.conns.drain() {
             s.raise(CLOSE);
         }
