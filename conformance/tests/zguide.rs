@@ -2,14 +2,36 @@
 //! process on real sockets, and the outcome checked. The examples' own code runs here, each
 //! file included with `#[path]`, so what CI tests is exactly what a reader runs by hand.
 //!
-//! A part is a real libzmq in one case (a REP for the hello-world client), and patterns run on
-//! a thread-per-core backend (monoio, compio, glommio) as well as tokio. Time is only ever an
-//! upper bound, with wide slack: the suite runs on small, busy machines.
+//! Some parts are a real libzmq instead (a REP for the hello-world client, a REQ through the
+//! broker), and patterns run on a thread-per-core backend (monoio, compio, glommio) as well as
+//! tokio. Time is only ever an upper bound, with wide slack: the suite runs on small, busy
+//! machines.
+
+// Each example brings its own copy of `examples/zguide/runtime.rs`, as it does when built
+// alone.
+#![allow(clippy::duplicate_mod)]
 
 #[allow(dead_code, unreachable_pub)]
 #[path = "../examples/zguide_hello.rs"]
 mod hello;
 
+#[allow(dead_code, unreachable_pub)]
+#[path = "../examples/zguide_weather.rs"]
+mod weather;
+
+#[allow(dead_code, unreachable_pub)]
+#[path = "../examples/zguide_tasks.rs"]
+mod tasks;
+
+#[allow(dead_code, unreachable_pub)]
+#[path = "../examples/zguide_broker.rs"]
+mod broker;
+
+#[allow(dead_code, unreachable_pub)]
+#[path = "../examples/zguide_lbbroker.rs"]
+mod lbbroker;
+
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::pin;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,8 +39,8 @@ use std::time::Duration;
 
 use conformance::async_peer::AsyncPeer;
 use conformance::backend::{Backend, CompioBackend, GlommioBackend, MonoioBackend, TokioBackend};
-use futures_util::future::{join, select, try_join, Either};
-use omq_driver::Runtime;
+use futures_util::future::{join, join_all, select, try_join, try_join_all, Either};
+use omq_driver::{Error, Runtime};
 
 /// The most any one test may take. Far above what they need (a few seconds), so that only a
 /// hang fails.
@@ -35,11 +57,38 @@ fn ipc(tag: &str) -> String {
     )
 }
 
+/// A tcp endpoint on a port that is free, chosen below the kernel's ephemeral range (32768 up
+/// on Linux), from which `bind` to port 0 and outgoing connections draw theirs: so no other
+/// socket on the machine is handed it meanwhile, and the parts can connect before the part
+/// that binds it exists, or bind it again after a restart (where ipc would race with the old
+/// socket's file).
+fn tcp() -> String {
+    loop {
+        let n = UNIQUE.fetch_add(1, Ordering::Relaxed) + u64::from(std::process::id()) * 97;
+        let port = 20_000 + (n * 7919 % 12_000) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return format!("tcp://127.0.0.1:{port}");
+        }
+    }
+}
+
 /// `f`, or a panic once [`LIMIT`] has passed.
 async fn within<R: Runtime, F: Future>(f: F) -> F::Output {
     match select(pin!(f), pin!(R::sleep_until(R::now() + LIMIT))).await {
         Either::Left((v, _)) => v,
         Either::Right(_) => panic!("took more than {LIMIT:?}"),
+    }
+}
+
+/// Runs `work` beside `service`, a part that runs for ever (a server, a broker, workers), and
+/// gives `work`'s result; dropping `service` then stops it.
+async fn beside<T>(
+    service: impl Future<Output = Result<(), Error>>,
+    work: impl Future<Output = T>,
+) -> T {
+    match select(pin!(service), pin!(work)).await {
+        Either::Left((ended, _)) => panic!("a service stopped: {ended:?}"),
+        Either::Right((result, _)) => result,
     }
 }
 
@@ -103,4 +152,184 @@ fn hello_world_client_against_a_libzmq_rep() {
         assert_eq!(replies.unwrap(), vec!["World"; 3]);
         assert_eq!(requests, vec![vec![b"Hello".to_vec()]; 3]);
     }))
+}
+
+// 2. Weather updates
+
+fn weather<B: Backend>() {
+    B::block_on(within::<B::R, _>(async {
+        let ep = ipc("weather");
+        let zips = [10001, 10077];
+        let clients = try_join_all(zips.map(|zip| weather::client::<B::R>(&ep, zip, 50)));
+        let samples = beside(weather::server::<B::R>(&ep), clients).await.unwrap();
+        for (zip, updates) in zips.iter().zip(&samples) {
+            assert_eq!(updates.len(), 50);
+            assert!(
+                updates.iter().all(|u| u.zip == *zip),
+                "only zip {zip}: {updates:?}"
+            );
+            assert!(updates.iter().all(|u| (-80..135).contains(&u.temperature)));
+            let mean = updates
+                .iter()
+                .map(|u| f64::from(u.temperature))
+                .sum::<f64>()
+                / 50.0;
+            let average = weather::average(updates);
+            assert!((average - mean).abs() < 1e-9, "{average} vs {mean}");
+            assert!((-80.0..135.0).contains(&average));
+        }
+    }))
+}
+
+#[test]
+fn weather_on_tokio() {
+    weather::<TokioBackend>()
+}
+
+#[test]
+fn weather_on_monoio() {
+    weather::<MonoioBackend>()
+}
+
+// 3. Ventilator, workers and sink
+
+fn divide_and_conquer<B: Backend>() {
+    B::block_on(within::<B::R, _>(async {
+        let (tasks_ep, sink_ep) = (ipc("tasks"), ipc("sink"));
+        let names = ["worker-1", "worker-2", "worker-3"];
+        let workers = join_all(names.map(|n| tasks::worker::<B::R>(&tasks_ep, &sink_ep, n)));
+        let workers = async { workers.await.into_iter().collect() };
+        let batch = try_join(
+            tasks::ventilator::<B::R>(&tasks_ep, &sink_ep, names.len(), 30, 10),
+            tasks::sink::<B::R>(&sink_ep, 30),
+        );
+        let (sent_ms, tally) = beside(workers, batch).await.unwrap();
+        assert_eq!(tally.total_ms, sent_ms, "every task's work summed");
+        assert_eq!(tally.per_worker.values().sum::<usize>(), 30);
+        // The ventilator waited for all three, so the round-robin fans out to each.
+        assert_eq!(
+            tally.per_worker.keys().collect::<Vec<_>>(),
+            names.iter().collect::<Vec<_>>(),
+            "{tally:?}"
+        );
+    }))
+}
+
+#[test]
+fn divide_and_conquer_on_tokio() {
+    divide_and_conquer::<TokioBackend>()
+}
+
+#[test]
+fn divide_and_conquer_on_compio() {
+    divide_and_conquer::<CompioBackend>()
+}
+
+// 4. Request-reply broker
+
+fn broker<B: Backend>() {
+    B::block_on(within::<B::R, _>(async {
+        let (front, back) = (ipc("front"), ipc("back"));
+        let services = async {
+            let workers =
+                join_all(["worker-1", "worker-2"].map(|w| broker::worker::<B::R>(&back, w)));
+            let (b, w) = join(broker::broker::<B::R>(&front, &back), workers).await;
+            b.and(w.into_iter().collect())
+        };
+        let clients = try_join_all((0..3).map(|_| broker::client::<B::R>(&front, 4)));
+        let replies = beside(services, clients).await.unwrap();
+        for replies in replies {
+            assert_eq!(replies.len(), 4);
+            for r in replies {
+                assert!(
+                    r == "World from worker-1" || r == "World from worker-2",
+                    "{r}"
+                );
+            }
+        }
+    }))
+}
+
+#[test]
+fn broker_on_tokio() {
+    broker::<TokioBackend>()
+}
+
+#[test]
+fn broker_on_monoio() {
+    broker::<MonoioBackend>()
+}
+
+#[test]
+fn broker_serves_a_libzmq_req_beside_an_omq_one() {
+    type R = <TokioBackend as Backend>::R;
+    TokioBackend::block_on(within::<R, _>(async {
+        let (front, back) = (tcp(), ipc("back"));
+        let services = async {
+            let (b, w) = join(
+                broker::broker::<R>(&front, &back),
+                broker::worker::<R>(&back, "omq-worker"),
+            )
+            .await;
+            b.and(w)
+        };
+        let peer = libzmq();
+        let ep = front.clone();
+        let zmq_client = peer.call(move |p| {
+            p.socket(1, "REQ").unwrap();
+            p.connect(1, &ep).unwrap();
+            (0..4)
+                .map(|_| {
+                    p.send(1, &[b"Hello"]).unwrap();
+                    p.recv(1, LIMIT).unwrap()
+                })
+                .collect::<Vec<_>>()
+        });
+        let clients = join(zmq_client, broker::client::<R>(&front, 4));
+        let (zmq_replies, omq_replies) = beside(services, clients).await;
+        assert_eq!(
+            zmq_replies,
+            vec![vec![b"World from omq-worker".to_vec()]; 4]
+        );
+        assert_eq!(omq_replies.unwrap(), vec!["World from omq-worker"; 4]);
+    }))
+}
+
+// 5. Load-balancing broker
+
+fn load_balancing_broker<B: Backend>() {
+    B::block_on(within::<B::R, _>(async {
+        let (front, back) = (ipc("lb-front"), ipc("lb-back"));
+        let names = ["worker-1", "worker-2", "worker-3"];
+        let workers = join_all(names.map(|w| lbbroker::worker::<B::R>(&back, w)));
+        let workers = async { workers.await.into_iter().collect() };
+        let (clients, requests) = (4, 5);
+        let run = try_join(
+            lbbroker::broker::<B::R>(&front, &back, clients * requests),
+            try_join_all((0..clients).map(|_| lbbroker::client::<B::R>(&front, requests))),
+        );
+        let (served, replies) = beside(workers, run).await.unwrap();
+        // Every request answered, and the broker's count per worker is what the clients got.
+        let mut got: BTreeMap<String, usize> = BTreeMap::new();
+        for replies in &replies {
+            assert_eq!(replies.len(), requests);
+            for r in replies {
+                let worker = r.strip_prefix("OK from ").expect(r);
+                assert!(names.contains(&worker), "{r}");
+                *got.entry(worker.to_string()).or_default() += 1;
+            }
+        }
+        assert_eq!(served, got);
+        assert_eq!(served.values().sum::<usize>(), clients * requests);
+    }))
+}
+
+#[test]
+fn load_balancing_broker_on_tokio() {
+    load_balancing_broker::<TokioBackend>()
+}
+
+#[test]
+fn load_balancing_broker_on_compio() {
+    load_balancing_broker::<CompioBackend>()
 }
