@@ -7,8 +7,8 @@
 //! tokio. Time is only ever an upper bound, with wide slack: the suite runs on small, busy
 //! machines.
 
-// Each example brings its own copy of `examples/zguide/runtime.rs`, as it does when built
-// alone.
+// Each example brings its own copy of `examples/zguide/runtime.rs` (and the Paranoid Pirate
+// one its Lazy Pirate client), as it does when built alone.
 #![allow(clippy::duplicate_mod)]
 
 #[allow(dead_code, unreachable_pub)]
@@ -31,11 +31,19 @@ mod broker;
 #[path = "../examples/zguide_lbbroker.rs"]
 mod lbbroker;
 
+#[allow(dead_code, unreachable_pub)]
+#[path = "../examples/zguide_lazy_pirate.rs"]
+mod lazy_pirate;
+
+#[allow(dead_code, unreachable_pub)]
+#[path = "../examples/zguide_paranoid_pirate.rs"]
+mod paranoid_pirate;
+
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use conformance::async_peer::AsyncPeer;
 use conformance::backend::{Backend, CompioBackend, GlommioBackend, MonoioBackend, TokioBackend};
@@ -90,6 +98,11 @@ async fn beside<T>(
         Either::Left((ended, _)) => panic!("a service stopped: {ended:?}"),
         Either::Right((result, _)) => result,
     }
+}
+
+/// Sleeps on the runtime's timer.
+async fn sleep<R: Runtime>(d: Duration) {
+    R::sleep_until(R::now() + d).await
 }
 
 fn libzmq() -> AsyncPeer {
@@ -332,4 +345,130 @@ fn load_balancing_broker_on_tokio() {
 #[test]
 fn load_balancing_broker_on_compio() {
     load_balancing_broker::<CompioBackend>()
+}
+
+// 6. Lazy Pirate
+
+fn lazy_pirate<B: Backend>() {
+    B::block_on(within::<B::R, _>(async {
+        let ep = ipc("lazy");
+        let patience = lazy_pirate::Patience {
+            timeout: Duration::from_millis(500),
+            retries: 3,
+        };
+        // Answers late enough that the client has asked again meanwhile.
+        let stall = patience.timeout * 3 / 2;
+        let replies = beside(
+            lazy_pirate::server::<B::R>(&ep, stall),
+            lazy_pirate::client::<B::R>(&ep, 10, patience),
+        )
+        .await
+        .unwrap();
+        let expected: Vec<String> = (1..=10).map(|n| n.to_string()).collect();
+        assert_eq!(
+            replies, expected,
+            "every request answered despite the drops"
+        );
+    }))
+}
+
+#[test]
+fn lazy_pirate_on_tokio() {
+    lazy_pirate::<TokioBackend>()
+}
+
+#[test]
+fn lazy_pirate_on_monoio() {
+    lazy_pirate::<MonoioBackend>()
+}
+
+#[test]
+fn lazy_pirate_gives_up_on_a_server_that_is_not_there() {
+    type R = <MonoioBackend as Backend>::R;
+    MonoioBackend::block_on(within::<R, _>(async {
+        let patience = lazy_pirate::Patience {
+            timeout: Duration::from_millis(200),
+            retries: 2,
+        };
+        let start = Instant::now();
+        let replies = lazy_pirate::client::<R>(&ipc("nobody"), 3, patience)
+            .await
+            .unwrap();
+        assert!(replies.is_empty());
+        // It gave up after three tries of the first request: at least 600 ms, well under
+        // the limit.
+        assert!(start.elapsed() < Duration::from_secs(20));
+    }))
+}
+
+// 7. Paranoid Pirate
+
+fn paranoid_pirate<B: Backend>() {
+    type Stats = paranoid_pirate::WorkerStats;
+    B::block_on(within::<B::R, _>(async {
+        let (front, back) = (tcp(), tcp());
+        let hb = paranoid_pirate::Heartbeat {
+            interval: Duration::from_millis(200),
+            liveness: 3,
+            reconnect_max: Duration::from_millis(1600),
+        };
+        let patience = lazy_pirate::Patience {
+            timeout: Duration::from_secs(1),
+            retries: 5,
+        };
+        // A queue that comes back binds again as soon as the old one has let go of the ports.
+        let queue = || async {
+            loop {
+                match paranoid_pirate::queue::<B::R>(&front, &back, hb).await {
+                    Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::AddrInUse => {
+                        sleep::<B::R>(Duration::from_millis(50)).await
+                    }
+                    ended => return ended,
+                }
+            }
+        };
+        let stats = [Stats::default(), Stats::default()];
+        let workers = async {
+            let (a, b) = join(
+                paranoid_pirate::worker::<B::R>(&back, "worker-1", hb, &stats[0]),
+                paranoid_pirate::worker::<B::R>(&back, "worker-2", hb, &stats[1]),
+            )
+            .await;
+            a.and(b)
+        };
+        let scenario = async {
+            // The workers start with no queue: they give up on it and try again, backing off.
+            sleep::<B::R>(Duration::from_millis(1500)).await;
+            let first = beside(queue(), lazy_pirate::client::<B::R>(&front, 5, patience)).await;
+            // The queue is gone (its future dropped) for a second, then back; the client asks
+            // meanwhile and retries until it is served.
+            let second = async {
+                sleep::<B::R>(Duration::from_secs(1)).await;
+                queue().await
+            };
+            let second = beside(second, lazy_pirate::client::<B::R>(&front, 5, patience)).await;
+            (first.unwrap(), second.unwrap())
+        };
+        let (first, second) = beside(workers, scenario).await;
+        let expected: Vec<String> = (1..=5).map(|n| n.to_string()).collect();
+        assert_eq!(first, expected);
+        assert_eq!(second, expected);
+        for s in &stats {
+            assert!(s.reconnects.get() >= 1, "{s:?}");
+        }
+        assert!(
+            stats.iter().map(|s| s.served.get()).sum::<usize>() >= 10,
+            "{stats:?}"
+        );
+    }))
+}
+
+#[test]
+fn paranoid_pirate_on_tokio() {
+    paranoid_pirate::<TokioBackend>()
+}
+
+#[test]
+fn paranoid_pirate_on_monoio() {
+    paranoid_pirate::<MonoioBackend>()
 }
