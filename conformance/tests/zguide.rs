@@ -3,9 +3,9 @@
 //! file included with `#[path]`, so what CI tests is exactly what a reader runs by hand.
 //!
 //! Some parts are a real libzmq instead (a REP for the hello-world client, a REQ through the
-//! broker), and patterns run on a thread-per-core backend (monoio, compio, glommio) as well as
-//! tokio. Time is only ever an upper bound, with wide slack: the suite runs on small, busy
-//! machines.
+//! broker, CURVE clients against the allow-list), and patterns run on a thread-per-core
+//! backend (monoio, compio, glommio) as well as tokio. Time is only ever an upper bound, with
+//! wide slack: the suite runs on small, busy machines.
 
 // Each example brings its own copy of `examples/zguide/runtime.rs` (and the Paranoid Pirate
 // one its Lazy Pirate client), as it does when built alone.
@@ -39,6 +39,14 @@ mod lazy_pirate;
 #[path = "../examples/zguide_paranoid_pirate.rs"]
 mod paranoid_pirate;
 
+#[allow(dead_code, unreachable_pub)]
+#[path = "../examples/zguide_clone.rs"]
+mod clone;
+
+#[allow(dead_code, unreachable_pub)]
+#[path = "../examples/zguide_curve.rs"]
+mod curve;
+
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::pin;
@@ -47,8 +55,8 @@ use std::time::{Duration, Instant};
 
 use conformance::async_peer::AsyncPeer;
 use conformance::backend::{Backend, CompioBackend, GlommioBackend, MonoioBackend, TokioBackend};
-use futures_util::future::{join, join_all, select, try_join, try_join_all, Either};
-use omq_driver::{Error, Runtime};
+use futures_util::future::{join, join_all, select, try_join, try_join3, try_join_all, Either};
+use omq_driver::{generate_keypair, Error, OsRng, Runtime};
 
 /// The most any one test may take. Far above what they need (a few seconds), so that only a
 /// hang fails.
@@ -471,4 +479,121 @@ fn paranoid_pirate_on_tokio() {
 #[test]
 fn paranoid_pirate_on_monoio() {
     paranoid_pirate::<MonoioBackend>()
+}
+
+// 8. Clone
+
+fn clone<B: Backend>() {
+    B::block_on(within::<B::R, _>(async {
+        let (snapshots, updates) = (ipc("snapshots"), ipc("updates"));
+        let changes = 1000;
+        // One client from the start, one that joins while the store is being made.
+        let late = async {
+            sleep::<B::R>(Duration::from_millis(50)).await;
+            clone::client::<B::R>(&snapshots, &updates, changes).await
+        };
+        let (server, early, late) = try_join3(
+            clone::server::<B::R>(&snapshots, &updates, changes, 50, 2),
+            clone::client::<B::R>(&snapshots, &updates, changes),
+            late,
+        )
+        .await
+        .unwrap();
+        assert_eq!(server.sequence, changes);
+        assert!(!server.map.is_empty());
+        assert_eq!(early, server);
+        assert_eq!(late, server);
+    }))
+}
+
+#[test]
+fn clone_on_tokio() {
+    clone::<TokioBackend>()
+}
+
+#[test]
+fn clone_on_compio() {
+    clone::<CompioBackend>()
+}
+
+// 9. CURVE with an allow-list
+
+fn curve_allow_list<B: Backend>() {
+    B::block_on(within::<B::R, _>(async {
+        let ep = tcp();
+        let server_keys = generate_keypair(&mut OsRng);
+        let server_key = *server_keys.public();
+        let (known, stranger) = (generate_keypair(&mut OsRng), generate_keypair(&mut OsRng));
+        let allowed = [*known.public()];
+        let t = LIMIT / 2;
+        let clients = async {
+            let a = curve::client::<B::R>(&ep, server_key, known, t).await?;
+            let b = curve::client::<B::R>(&ep, server_key, stranger, t).await?;
+            Ok::<_, Error>((a, b))
+        };
+        let (known, stranger) = beside(curve::server::<B::R>(&ep, server_keys, &allowed), clients)
+            .await
+            .unwrap();
+        assert_eq!(known, curve::Outcome::Reply("World".into()));
+        assert!(
+            matches!(stranger, curve::Outcome::Refused(_)),
+            "{stranger:?}"
+        );
+    }))
+}
+
+#[test]
+fn curve_allow_list_on_tokio() {
+    curve_allow_list::<TokioBackend>()
+}
+
+#[test]
+fn curve_allow_list_on_monoio() {
+    curve_allow_list::<MonoioBackend>()
+}
+
+#[test]
+fn curve_allow_list_with_libzmq_clients() {
+    type R = <TokioBackend as Backend>::R;
+    TokioBackend::block_on(within::<R, _>(async {
+        let ep = tcp();
+        let server_keys = generate_keypair(&mut OsRng);
+        let server_key = server_keys.public().to_z85();
+        let (known, stranger) = (generate_keypair(&mut OsRng), generate_keypair(&mut OsRng));
+        let allowed = [*known.public()];
+        let peer = libzmq();
+        let ep2 = ep.clone();
+        let clients = peer.call(move |p| {
+            assert!(p.has_curve(), "libzmq built without CURVE");
+            for (id, keys) in [(1, &known), (2, &stranger)] {
+                p.socket(id, "REQ").unwrap();
+                p.setsockopt(id, "LINGER", 0).unwrap();
+                p.setsockopt(id, "CURVE_SERVERKEY", server_key.as_str())
+                    .unwrap();
+                p.setsockopt(id, "CURVE_PUBLICKEY", keys.public().to_z85().as_str())
+                    .unwrap();
+                p.setsockopt(id, "CURVE_SECRETKEY", keys.secret().to_z85().as_str())
+                    .unwrap();
+                p.monitor(id).unwrap();
+                p.connect(id, &ep2).unwrap();
+                p.send(id, &[b"Hello"]).unwrap();
+            }
+            let reply = p.recv(1, LIMIT).unwrap();
+            // libzmq reports the refusal as an authentication failure with ZAP's status.
+            let refused = loop {
+                match p.event(2, LIMIT) {
+                    Ok((name, value, _)) if name.starts_with("HANDSHAKE_FAILED") => {
+                        break (name, value)
+                    }
+                    Ok(_) => {}
+                    Err(e) => panic!("no refusal: {e}"),
+                }
+            };
+            (reply, refused)
+        });
+        let (reply, refused) =
+            beside(curve::server::<R>(&ep, server_keys, &allowed), clients).await;
+        assert_eq!(reply, vec![b"World".to_vec()]);
+        assert_eq!(refused, ("HANDSHAKE_FAILED_AUTH".to_string(), 400));
+    }))
 }
