@@ -6,6 +6,7 @@
 
 use std::fmt;
 
+use crate::monitor::{protocol_error as code, EventKind};
 use crate::socket_type::SocketType;
 
 /// The peer sent something ZMTP does not allow.
@@ -75,6 +76,28 @@ pub enum ProtocolError {
     Curve(#[from] CurveError),
 }
 
+impl ProtocolError {
+    /// libzmq's protocol error code for this error (the value of a HANDSHAKE_FAILED_PROTOCOL
+    /// monitor event, `ZMQ_PROTOCOL_ERROR_ZMTP_*`).
+    pub fn zmtp_code(&self) -> i64 {
+        match self {
+            ProtocolError::UnexpectedCommand { .. } | ProtocolError::UnexpectedMessage => {
+                code::ZMTP_UNEXPECTED_COMMAND
+            }
+            ProtocolError::MalformedCommand { .. } | ProtocolError::MalformedCommandFrame => {
+                code::ZMTP_MALFORMED_COMMAND_UNSPECIFIED
+            }
+            ProtocolError::MalformedMetadata
+            | ProtocolError::MissingSocketType
+            | ProtocolError::UnknownSocketType(_) => code::ZMTP_INVALID_METADATA,
+            ProtocolError::MechanismMismatch { .. } => code::ZMTP_MECHANISM_MISMATCH,
+            ProtocolError::Mechanism(_) => code::ZMTP_CRYPTOGRAPHIC,
+            ProtocolError::Curve(c) => c.zmtp_code(),
+            _ => code::ZMTP_UNSPECIFIED,
+        }
+    }
+}
+
 /// Why CURVE (specs 25 and 26) refused what the peer sent. Every one of these ends the
 /// connection before anything from the peer reaches the application.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -140,6 +163,28 @@ pub enum CurveError {
     /// After the handshake, a frame that is not a MESSAGE command.
     #[error("frame after the handshake is not a MESSAGE command")]
     NotAMessage,
+}
+
+impl CurveError {
+    /// libzmq's protocol error code for this CURVE failure (see [`ProtocolError::zmtp_code`]).
+    pub fn zmtp_code(&self) -> i64 {
+        match self {
+            // The names are the five literals the CURVE mechanism reports.
+            CurveError::BadLength { command, .. } => match *command {
+                "HELLO" => code::ZMTP_MALFORMED_COMMAND_HELLO,
+                "WELCOME" => code::ZMTP_MALFORMED_COMMAND_WELCOME,
+                "INITIATE" => code::ZMTP_MALFORMED_COMMAND_INITIATE,
+                "READY" => code::ZMTP_MALFORMED_COMMAND_READY,
+                "MESSAGE" => code::ZMTP_MALFORMED_COMMAND_MESSAGE,
+                "ERROR" => code::ZMTP_MALFORMED_COMMAND_ERROR,
+                _ => code::ZMTP_MALFORMED_COMMAND_UNSPECIFIED,
+            },
+            CurveError::BadVersion { .. } => code::ZMTP_MALFORMED_COMMAND_HELLO,
+            CurveError::NonceNotIncreasing { .. } => code::ZMTP_INVALID_SEQUENCE,
+            CurveError::NotAMessage => code::ZMTP_UNEXPECTED_COMMAND,
+            _ => code::ZMTP_CRYPTOGRAPHIC,
+        }
+    }
 }
 
 /// A session's or a mechanism's configuration cannot work. Reported by the constructors of
@@ -257,6 +302,23 @@ pub enum SessionError {
     Config(#[from] ConfigError),
 }
 
+impl SessionError {
+    /// The monitor event, and its value, for a connection that ended with this error during
+    /// its handshake (or, for a CURVE failure, at any time: libzmq reports those as handshake
+    /// failures even once traffic has started).
+    pub fn handshake_failure(&self) -> (EventKind, i64) {
+        match self {
+            SessionError::AuthFailed { .. } => (EventKind::HandshakeFailedAuth, 400),
+            SessionError::Protocol(p) => (EventKind::HandshakeFailedProtocol, p.zmtp_code()),
+            SessionError::Incompatible { .. } => (
+                EventKind::HandshakeFailedProtocol,
+                code::ZMTP_INVALID_METADATA,
+            ),
+            _ => (EventKind::HandshakeFailedNoDetail, 0),
+        }
+    }
+}
+
 /// The caller asked for something the session cannot do now. Not fatal.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -270,4 +332,120 @@ pub enum UsageError {
     /// A message with no parts cannot be sent.
     #[error("a message needs at least one part")]
     EmptyMessage,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bad_length(command: &'static str) -> CurveError {
+        CurveError::BadLength {
+            command,
+            len: 0,
+            expected: "",
+        }
+    }
+
+    #[test]
+    fn curve_errors_map_to_libzmq_codes() {
+        let cases = [
+            (bad_length("HELLO"), code::ZMTP_MALFORMED_COMMAND_HELLO),
+            (bad_length("WELCOME"), code::ZMTP_MALFORMED_COMMAND_WELCOME),
+            (
+                bad_length("INITIATE"),
+                code::ZMTP_MALFORMED_COMMAND_INITIATE,
+            ),
+            (bad_length("READY"), code::ZMTP_MALFORMED_COMMAND_READY),
+            (bad_length("MESSAGE"), code::ZMTP_MALFORMED_COMMAND_MESSAGE),
+            (bad_length("ERROR"), code::ZMTP_MALFORMED_COMMAND_ERROR),
+            (
+                bad_length("OTHER"),
+                code::ZMTP_MALFORMED_COMMAND_UNSPECIFIED,
+            ),
+            (
+                CurveError::BadVersion { major: 2, minor: 0 },
+                code::ZMTP_MALFORMED_COMMAND_HELLO,
+            ),
+            (
+                CurveError::NonceNotIncreasing { got: 1, last: 1 },
+                code::ZMTP_INVALID_SEQUENCE,
+            ),
+            (CurveError::NotAMessage, code::ZMTP_UNEXPECTED_COMMAND),
+            (CurveError::MessageBox, code::ZMTP_CRYPTOGRAPHIC),
+        ];
+        for (e, want) in cases {
+            assert_eq!(e.zmtp_code(), want, "{e:?}");
+            let p = ProtocolError::Curve(e);
+            assert_eq!(p.zmtp_code(), want);
+            assert_eq!(
+                SessionError::Protocol(p).handshake_failure(),
+                (EventKind::HandshakeFailedProtocol, want)
+            );
+        }
+    }
+
+    #[test]
+    fn session_errors_map_to_handshake_events() {
+        let cases = [
+            (
+                SessionError::AuthFailed {
+                    reason: "no".into(),
+                },
+                (EventKind::HandshakeFailedAuth, 400),
+            ),
+            (
+                SessionError::Incompatible {
+                    local: SocketType::Push,
+                    peer: SocketType::Pub,
+                },
+                (
+                    EventKind::HandshakeFailedProtocol,
+                    code::ZMTP_INVALID_METADATA,
+                ),
+            ),
+            (
+                ProtocolError::UnexpectedMessage.into(),
+                (
+                    EventKind::HandshakeFailedProtocol,
+                    code::ZMTP_UNEXPECTED_COMMAND,
+                ),
+            ),
+            (
+                ProtocolError::MalformedCommandFrame.into(),
+                (
+                    EventKind::HandshakeFailedProtocol,
+                    code::ZMTP_MALFORMED_COMMAND_UNSPECIFIED,
+                ),
+            ),
+            (
+                ProtocolError::MissingSocketType.into(),
+                (
+                    EventKind::HandshakeFailedProtocol,
+                    code::ZMTP_INVALID_METADATA,
+                ),
+            ),
+            (
+                ProtocolError::MechanismMismatch {
+                    ours: "NULL".into(),
+                    theirs: "CURVE".into(),
+                }
+                .into(),
+                (
+                    EventKind::HandshakeFailedProtocol,
+                    code::ZMTP_MECHANISM_MISMATCH,
+                ),
+            ),
+            (
+                ProtocolError::NotZmtp.into(),
+                (EventKind::HandshakeFailedProtocol, code::ZMTP_UNSPECIFIED),
+            ),
+            (
+                SessionError::Timeout(Timeout::Handshake),
+                (EventKind::HandshakeFailedNoDetail, 0),
+            ),
+        ];
+        for (e, want) in cases {
+            assert_eq!(e.handshake_failure(), want, "{e:?}");
+        }
+    }
 }

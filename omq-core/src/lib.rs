@@ -23,6 +23,7 @@ pub mod mechanism;
 pub mod message;
 pub mod monitor;
 pub mod options;
+mod pattern;
 pub mod pipe;
 pub mod rng;
 pub mod routing;

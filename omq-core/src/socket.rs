@@ -1,5 +1,6 @@
-//! A whole socket as one state machine: its type's routing rules, its options, its pipes, its
-//! endpoints, reconnection and monitor events.
+//! A whole socket as one state machine: its options, its pipes, its endpoints, reconnection
+//! and monitor events, and its type's messaging pattern (the private `pattern` module), which
+//! it calls once for anything type-specific.
 //!
 //! Inputs: user operations ([`Socket::send`], [`Socket::recv`], [`Socket::bind`],
 //! [`Socket::connect`], [`Socket::set_option`]...) and network events from the driver
@@ -19,15 +20,12 @@ use bytes::Bytes;
 use crate::endpoint::{Endpoint, EndpointError};
 use crate::error::{ProtocolError, SessionError};
 use crate::message::{Message, Part};
-use crate::monitor::{protocol_error, EventKind, MonitorEvent};
+use crate::monitor::{EventKind, MonitorEvent};
 use crate::options::{OptionError, Options, SocketOption};
-use crate::pipe::{Command, Origin, Outbound, PipeId, PipeState, Pipes};
+use crate::pattern::{Attach, Ctx, Pattern};
+use crate::pipe::{Origin, Outbound, PipeId, PipeState, Pipes};
 use crate::rng::SplitMix64;
-use crate::routing::rep::{split_envelope, RepState};
-use crate::routing::req::ReqState;
-use crate::routing::router::{Identified, RouterTable};
-use crate::routing::trie::{PipeSet, Trie};
-use crate::routing::{FairQueue, LoadBalancer};
+use crate::routing::FairQueue;
 use crate::session::{PeerInfo, SessionConfig};
 use crate::socket_type::SocketType;
 
@@ -158,41 +156,6 @@ pub enum SocketError {
 }
 
 #[derive(Debug)]
-enum Kind {
-    /// PUSH, PULL, DEALER, PAIR: load balance out, fair queue in.
-    Plain,
-    Router(RouterTable),
-    Req(ReqState),
-    Rep(RepState),
-    /// PUB and XPUB.
-    Pub(PubState),
-    /// SUB and XSUB.
-    Sub(SubState),
-}
-
-#[derive(Debug, Default)]
-struct PubState {
-    /// Who is subscribed to what.
-    trie: Trie<PipeSet>,
-    /// XPUB: subscription notifications waiting for the application.
-    up: VecDeque<Message>,
-    /// XPUB_MANUAL: the pipe whose subscription the application is answering.
-    last_pipe: Option<PipeId>,
-    /// XPUB: `up` reached RCVHWM and some connection stopped reading because of it.
-    up_paused: bool,
-    /// Distribution round, to give each pipe a message once.
-    round: u64,
-    /// Reused list of the pipes a message goes to (no allocation per send).
-    targets: Vec<PipeId>,
-}
-
-#[derive(Debug, Default)]
-struct SubState {
-    /// What we are subscribed to, with counts.
-    trie: Trie<u32>,
-}
-
-#[derive(Debug)]
 struct Connect {
     endpoint: Endpoint,
     text: String,
@@ -214,9 +177,10 @@ pub struct Socket {
     socket_type: SocketType,
     options: Options,
     pipes: Pipes,
-    lb: LoadBalancer,
+    /// The fair-queued incoming side every receiving type shares.
     fq: FairQueue,
-    kind: Kind,
+    /// Everything specific to the socket's type.
+    pattern: Pattern,
     connects: Vec<Option<Connect>>,
     binds: Vec<Bound>,
     actions: VecDeque<Action>,
@@ -234,24 +198,13 @@ impl Socket {
         options.validate(t)?;
         options.resolve_security()?;
         let mut rng = SplitMix64::new(seed);
-        let kind = match t {
-            SocketType::Push | SocketType::Pull | SocketType::Dealer | SocketType::Pair => {
-                Kind::Plain
-            }
-            SocketType::Router => Kind::Router(RouterTable::new(rng.next_u64() as u32)),
-            SocketType::Req => Kind::Req(ReqState::new(rng.next_u64() as u32)),
-            SocketType::Rep => Kind::Rep(RepState::default()),
-            SocketType::Pub | SocketType::XPub => Kind::Pub(PubState::default()),
-            SocketType::Sub | SocketType::XSub => Kind::Sub(SubState::default()),
-            other => return Err(SocketError::UnsupportedType(other)),
-        };
+        let pattern = Pattern::new(t, &mut rng).ok_or(SocketError::UnsupportedType(t))?;
         Ok(Socket {
             socket_type: t,
             options,
             pipes: Pipes::default(),
-            lb: LoadBalancer::default(),
             fq: FairQueue::default(),
-            kind,
+            pattern,
             connects: Vec::new(),
             binds: Vec::new(),
             actions: VecDeque::new(),
@@ -285,10 +238,7 @@ impl Socket {
         }
         self.options.apply(opt)?;
         // A raised RCVHWM may unblock paused readers.
-        let ids: Vec<PipeId> = self.pipes.iter().map(|p| p.id).collect();
-        for id in ids {
-            self.maybe_resume(id);
-        }
+        self.ctx().resume_all();
         Ok(())
     }
 
@@ -463,9 +413,9 @@ impl Socket {
                     }
                 }
                 // Without IMMEDIATE, a connecting pipe takes messages before its connection
-                // exists, as libzmq's does. A ROUTER cannot address a peer before knowing its
-                // id, so it always waits for the handshake.
-                if !immediate && !matches!(self.kind, Kind::Router(_)) {
+                // exists, as libzmq's does (unless its pattern waits for the handshake: a
+                // ROUTER cannot address a peer before knowing its id).
+                if !immediate && self.pattern.attaches_early() {
                     self.attach(p);
                 }
                 p
@@ -558,52 +508,17 @@ impl Socket {
         if !attached && !self.attach(pipe) {
             return;
         }
-        // A subscriber tells every new connection (and every reconnection) what it wants,
-        // each topic once.
-        if let Kind::Sub(sub) = &self.kind {
-            let topics: Vec<Bytes> = sub.trie.topics().into_iter().map(|(t, _)| t).collect();
-            if let Some(p) = self.pipes.get_mut(pipe) {
-                p.commands
-                    .retain(|c| !matches!(c, Command::Subscribe(_) | Command::Cancel(_)));
-                p.commands
-                    .extend(topics.into_iter().map(Command::Subscribe));
-            }
-        }
-        self.request_flush(pipe);
+        let (pattern, mut ctx) = self.split();
+        pattern.handle_ready(&mut ctx, pipe);
+        ctx.request_flush(pipe);
     }
 
     /// A whole message arrived on `pipe`. `Err` gives it back when the pipe's incoming queue is
     /// at RCVHWM: stop reading that connection until [`Action::ResumeRead`], then offer the
     /// message again.
     pub fn handle_message(&mut self, pipe: PipeId, msg: Message) -> Result<(), Message> {
-        let hwm = self.options.rcvhwm;
-        let conflate = self.options.conflate;
-        match &self.kind {
-            // A PUB has no use for data from its subscribers.
-            Kind::Pub(_) if self.socket_type == SocketType::Pub => return Ok(()),
-            Kind::Sub(sub) => {
-                let first = msg.parts().first().map_or(&[][..], |p| &p[..]);
-                if sub.trie.matches(first) == self.options.invert_matching {
-                    return Ok(());
-                }
-            }
-            _ => {}
-        }
-        let Some(p) = self.pipes.get_mut(pipe) else {
-            return Ok(());
-        };
-        if p.state != PipeState::Active {
-            return Ok(());
-        }
-        if conflate {
-            p.inbound.clear();
-        } else if hwm != 0 && p.inbound.len() >= hwm {
-            p.read_paused = true;
-            return Err(msg);
-        }
-        p.inbound.push_back(msg);
-        self.fq.notify(&mut self.pipes, pipe);
-        Ok(())
+        let (pattern, mut ctx) = self.split();
+        pattern.handle_message(&mut ctx, pipe, msg)
     }
 
     /// How many more messages `pipe`'s incoming queue takes now (0 when the pipe is not
@@ -638,21 +553,8 @@ impl Socket {
     /// stops reading, and is resumed ([`Action::ResumeRead`]) once the application has read
     /// half of them, so a flood of distinct topics costs the peer backpressure, not us memory.
     pub fn subscription_room(&mut self, pipe: PipeId) -> bool {
-        let hwm = self.options.rcvhwm;
-        if self.socket_type != SocketType::XPub || hwm == 0 {
-            return true;
-        }
-        let Kind::Pub(state) = &mut self.kind else {
-            return true;
-        };
-        if state.up.len() < hwm {
-            return true;
-        }
-        state.up_paused = true;
-        if let Some(p) = self.pipes.get_mut(pipe) {
-            p.read_paused = true;
-        }
-        false
+        let (pattern, mut ctx) = self.split();
+        pattern.subscription_room(&mut ctx, pipe)
     }
 
     /// The peer on `pipe` cancelled a subscription.
@@ -660,39 +562,10 @@ impl Socket {
         self.handle_subscription(pipe, &topic, false);
     }
 
-    /// PUB/XPUB: records a peer's (un)subscription; XPUB passes it up as `\x01topic` /
-    /// `\x00topic` when it is the topic's first subscriber / last to leave, or always with
-    /// XPUB_VERBOSE (subscriptions) / XPUB_VERBOSER (both), or always and without recording
-    /// it with XPUB_MANUAL, where the application decides.
+    /// PUB/XPUB: records a peer's (un)subscription (XPUB passes it up to the application).
     fn handle_subscription(&mut self, pipe: PipeId, topic: &[u8], on: bool) {
-        let xpub = self.socket_type == SocketType::XPub;
-        let o = &self.options;
-        let manual = o.xpub_manual;
-        let verbose = if on {
-            o.xpub_verbose || o.xpub_verboser
-        } else {
-            o.xpub_verboser
-        };
-        let Kind::Pub(state) = &mut self.kind else {
-            return;
-        };
-        if self.pipes.get(pipe).is_none() {
-            return;
-        }
-        let flag = u8::from(on);
-        if manual && xpub {
-            state.last_pipe = Some(pipe);
-            state.up.push_back(notification(flag, topic));
-            return;
-        }
-        let changed = if on {
-            state.trie.add(topic, pipe)
-        } else {
-            state.trie.remove(topic, pipe)
-        };
-        if xpub && (changed || verbose) {
-            state.up.push_back(notification(flag, topic));
-        }
+        let (pattern, mut ctx) = self.split();
+        pattern.handle_subscription(&mut ctx, pipe, topic, on);
     }
 
     /// Subscribes to a topic prefix: SUB's SUBSCRIBE option, or, with XPUB_MANUAL, subscribes
@@ -719,42 +592,9 @@ impl Socket {
             }
             .into());
         }
-        match &mut self.kind {
-            Kind::Sub(sub) => {
-                let changed = if on {
-                    sub.trie.add(topic)
-                } else {
-                    sub.trie.remove(topic)
-                };
-                if changed {
-                    let t = Bytes::copy_from_slice(topic);
-                    let cmd = if on {
-                        Command::Subscribe(t)
-                    } else {
-                        Command::Cancel(t)
-                    };
-                    self.broadcast_command(cmd);
-                }
-            }
-            Kind::Pub(state) => {
-                if let Some(pipe) = state.last_pipe.filter(|&p| self.pipes.get(p).is_some()) {
-                    if on {
-                        state.trie.add(topic, pipe);
-                    } else {
-                        state.trie.remove(topic, pipe);
-                    }
-                }
-            }
-            _ => {}
-        }
+        let (pattern, mut ctx) = self.split();
+        pattern.subscribe(&mut ctx, topic, on);
         Ok(())
-    }
-
-    fn broadcast_command(&mut self, cmd: Command) {
-        let ids: Vec<PipeId> = self.lb.pipes().to_vec();
-        for id in ids {
-            self.enqueue_command(id, cmd.clone());
-        }
     }
 
     /// `pipe`'s connection ended.
@@ -784,7 +624,7 @@ impl Socket {
                 let stop = &self.options.reconnect_stop;
                 let stop = (state == PipeState::Active && stop.after_disconnect)
                     || (state == PipeState::Handshaking && stop.handshake_failed);
-                let keep = !self.options.immediate && !matches!(self.kind, Kind::Router(_));
+                let keep = !self.options.immediate && self.pattern.attaches_early();
                 if keep && !stop {
                     if let Some(p) = self.pipes.get_mut(pipe) {
                         p.state = PipeState::Disconnected;
@@ -866,59 +706,35 @@ impl Socket {
 
     // ----- pipes and routing -----------------------------------------------------------
 
-    /// Puts a pipe into the routing strategy. False when the pipe was refused and closed.
+    /// The pattern, and the shared pieces it may touch (disjoint fields, so both at once).
+    #[inline]
+    fn split(&mut self) -> (&mut Pattern, Ctx<'_>) {
+        (
+            &mut self.pattern,
+            Ctx {
+                pipes: &mut self.pipes,
+                fq: &mut self.fq,
+                options: &self.options,
+                actions: &mut self.actions,
+            },
+        )
+    }
+
+    #[inline]
+    fn ctx(&mut self) -> Ctx<'_> {
+        self.split().1
+    }
+
+    /// Puts a pipe into the pattern's routing. False when the pipe was refused and closed.
     fn attach(&mut self, id: PipeId) -> bool {
-        match &mut self.kind {
-            Kind::Router(table) => {
-                let Some(p) = self.pipes.get_mut(id) else {
-                    return false;
-                };
-                let assigned = p.assigned_routing_id.take();
-                let announced = p.peer.as_ref().and_then(|i| i.routing_id.clone());
-                match table.identify(
-                    id,
-                    assigned,
-                    announced.as_ref(),
-                    self.options.router_handover,
-                ) {
-                    Identified::Named(rid) => p.routing_id = Some(rid),
-                    Identified::Refused => {
-                        self.drop_pipe(id, true);
-                        return false;
-                    }
-                    Identified::TookOver { id: rid, old } => {
-                        p.routing_id = Some(rid);
-                        // The old pipe must not remove the id now held by the newcomer.
-                        if let Some(o) = self.pipes.get_mut(old) {
-                            o.routing_id = None;
-                        }
-                        self.drop_pipe(old, true);
-                    }
-                }
+        let (pattern, mut ctx) = self.split();
+        match pattern.attach(&mut ctx, id) {
+            Attach::Attached => {}
+            Attach::Refused => {
+                self.drop_pipe(id, true);
+                return false;
             }
-            Kind::Plain if self.socket_type == SocketType::Pair => {
-                if !self.lb.is_empty() {
-                    self.drop_pipe(id, true);
-                    return false;
-                }
-                self.lb.add(id);
-            }
-            Kind::Plain | Kind::Req(_) => {
-                if self.socket_type != SocketType::Pull {
-                    self.lb.add(id);
-                }
-            }
-            Kind::Rep(_) => {}
-            // Publishers and subscribers keep the list of their peers in the balancer's ring;
-            // they address all of them, never one in turn.
-            Kind::Pub(_) | Kind::Sub(_) => self.lb.add(id),
-        }
-        if let Some(welcome) = self.options.xpub_welcome_msg.clone() {
-            if self.socket_type == SocketType::XPub {
-                if let Some(p) = self.pipes.get_mut(id) {
-                    p.out.push_back(Message::from(welcome));
-                }
-            }
+            Attach::Replaces(old) => self.drop_pipe(old, true),
         }
         let probe = self.options.probe_router;
         if let Some(p) = self.pipes.get_mut(id) {
@@ -948,85 +764,10 @@ impl Socket {
             self.pipes.remove(id);
             self.fq.remove(id);
         }
-        self.lb.remove(id);
-        if let (Kind::Router(table), Some(rid)) = (&mut self.kind, rid.as_ref()) {
-            table.remove(rid, id);
-        }
-        let xpub = self.socket_type == SocketType::XPub;
-        let verboser = self.options.xpub_verboser;
-        if let Kind::Pub(state) = &mut self.kind {
-            let all: Vec<Bytes> = if verboser {
-                state
-                    .trie
-                    .topics()
-                    .into_iter()
-                    .filter(|(_, set)| set.contains(&id))
-                    .map(|(t, _)| t)
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            let emptied = state.trie.remove_pipe(id);
-            if xpub {
-                for t in if verboser { all } else { emptied } {
-                    state.up.push_back(notification(0, &t));
-                }
-            }
-            if state.last_pipe == Some(id) {
-                state.last_pipe = None;
-            }
-        }
+        let (pattern, mut ctx) = self.split();
+        pattern.detach(&mut ctx, id, rid.as_ref());
         if close && has_connection {
             self.actions.push_back(Action::Close { pipe: id });
-        }
-    }
-
-    fn request_flush(&mut self, id: PipeId) {
-        if let Some(p) = self.pipes.get_mut(id) {
-            if p.state == PipeState::Active
-                && !p.flush_requested
-                && !(p.out.is_empty() && p.commands.is_empty())
-            {
-                p.flush_requested = true;
-                self.actions.push_back(Action::Flush { pipe: id });
-            }
-        }
-    }
-
-    fn enqueue(&mut self, id: PipeId, msg: Message) {
-        let conflate = self.options.conflate;
-        if let Some(p) = self.pipes.get_mut(id) {
-            if conflate {
-                p.out.clear();
-            }
-            p.out.push_back(msg);
-        }
-        self.request_flush(id);
-    }
-
-    /// Queues a command (subscription...) for a pipe.
-    pub(crate) fn enqueue_command(&mut self, id: PipeId, cmd: Command) {
-        if let Some(p) = self.pipes.get_mut(id) {
-            p.commands.push_back(cmd);
-        }
-        self.request_flush(id);
-    }
-
-    /// Resumes reading a paused pipe once its queue has drained to the low-water mark (half
-    /// the HWM, as libzmq's pipes do), so a reader that keeps up is refilled in batches rather
-    /// than one message per wake-up. The HWM itself stays exact.
-    fn maybe_resume(&mut self, id: PipeId) {
-        let hwm = self.options.rcvhwm;
-        let lwm = hwm / 2;
-        if let Some(p) = self.pipes.get_mut(id) {
-            if p.read_paused && (hwm == 0 || p.inbound.len() <= lwm) {
-                p.read_paused = false;
-                self.actions.push_back(Action::ResumeRead { pipe: id });
-            }
-            if p.state == PipeState::Draining && p.inbound.is_empty() {
-                self.pipes.remove(id);
-                self.fq.remove(id);
-            }
         }
     }
 
@@ -1044,190 +785,8 @@ impl Socket {
                 "a message needs at least one part",
             ));
         }
-        let hwm = self.send_hwm();
-        match &mut self.kind {
-            Kind::Plain if self.socket_type == SocketType::Pull => {
-                Err(SendError::NotSupported(msg))
-            }
-            Kind::Plain => {
-                let Some(id) = self.lb.pick(&self.pipes, hwm) else {
-                    return Err(SendError::WouldBlock(msg));
-                };
-                self.enqueue(id, msg);
-                Ok(())
-            }
-            Kind::Req(state) => {
-                if state.waiting.is_some() && !self.options.req_relaxed {
-                    return Err(SendError::InvalidState(msg));
-                }
-                let Some(id) = self.lb.pick(&self.pipes, hwm) else {
-                    return Err(SendError::WouldBlock(msg));
-                };
-                let mut msg = msg;
-                let req_id = state.wrap(&mut msg, self.options.req_correlate);
-                state.waiting = Some((id, req_id));
-                self.enqueue(id, msg);
-                Ok(())
-            }
-            Kind::Rep(state) => {
-                let Some((id, envelope)) = state.replying.take() else {
-                    return Err(SendError::InvalidState(msg));
-                };
-                let mut out = Message::multipart(envelope);
-                for part in msg.into_parts() {
-                    out.push(part);
-                }
-                // A reply to a peer that is gone, or full, is dropped, as libzmq does.
-                if self
-                    .pipes
-                    .get(id)
-                    .is_some_and(|p| p.attached && p.has_room(hwm))
-                {
-                    self.enqueue(id, out);
-                }
-                Ok(())
-            }
-            Kind::Pub(_) => self.distribute(msg),
-            Kind::Sub(_) if self.socket_type == SocketType::XSub => self.xsub_send(msg),
-            Kind::Sub(_) => Err(SendError::NotSupported(msg)),
-            Kind::Router(table) => {
-                if msg.len() < 2 {
-                    return Err(SendError::InvalidMessage(
-                        msg,
-                        "a ROUTER message starts with a routing id part, then the body",
-                    ));
-                }
-                let target = table.lookup(&msg.parts()[0]);
-                let mandatory = self.options.router_mandatory;
-                let Some(id) = target.filter(|&id| self.pipes.get(id).is_some_and(|p| p.attached))
-                else {
-                    return if mandatory {
-                        Err(SendError::HostUnreachable(msg))
-                    } else {
-                        Ok(())
-                    };
-                };
-                if !self.pipes.get(id).is_some_and(|p| p.has_room(hwm)) {
-                    return if mandatory {
-                        Err(SendError::WouldBlock(msg))
-                    } else {
-                        Ok(())
-                    };
-                }
-                let mut msg = msg;
-                msg.pop_front();
-                self.enqueue(id, msg);
-                Ok(())
-            }
-        }
-    }
-
-    /// PUB/XPUB: every matching subscriber gets the message; a full one loses it (or, with
-    /// XPUB_NODROP, the send fails with "would block" and nobody gets it).
-    fn distribute(&mut self, msg: Message) -> Result<(), SendError> {
-        let hwm = self.send_hwm();
-        let invert = self.options.invert_matching;
-        let nodrop = self.options.xpub_nodrop;
-        let Kind::Pub(state) = &mut self.kind else {
-            unreachable!("distribute is only called for PUB and XPUB");
-        };
-        state.round += 1;
-        let round = state.round;
-        let pipes = &mut self.pipes;
-        let targets = &mut state.targets;
-        targets.clear();
-        let first = msg.parts().first().map_or(&[][..], |p| &p[..]);
-        state.trie.for_each_prefix(first, |set| {
-            for &id in set {
-                if let Some(p) = pipes.get_mut(id) {
-                    if p.mark != round {
-                        p.mark = round;
-                        if !invert {
-                            targets.push(id);
-                        }
-                    }
-                }
-            }
-        });
-        if invert {
-            for &id in self.lb.pipes() {
-                if pipes.get(id).is_some_and(|p| p.mark != round) {
-                    targets.push(id);
-                }
-            }
-        }
-        let targets = std::mem::take(&mut state.targets);
-        if nodrop
-            && targets
-                .iter()
-                .any(|&id| !self.pipes.get(id).is_some_and(|p| p.has_room(hwm)))
-        {
-            if let Kind::Pub(state) = &mut self.kind {
-                state.targets = targets;
-            }
-            return Err(SendError::WouldBlock(msg));
-        }
-        let mut msg = Some(msg);
-        for (i, &id) in targets.iter().enumerate() {
-            if !self
-                .pipes
-                .get(id)
-                .is_some_and(|p| p.attached && p.has_room(hwm))
-            {
-                continue;
-            }
-            let m = if i + 1 == targets.len() {
-                msg.take().expect("last use")
-            } else {
-                msg.clone().expect("still here")
-            };
-            self.enqueue(id, m);
-        }
-        if let Kind::Pub(state) = &mut self.kind {
-            state.targets = targets;
-        }
-        Ok(())
-    }
-
-    /// XSUB: `\x01topic` subscribes and `\x00topic` unsubscribes (forwarded upstream),
-    /// anything else goes upstream to every publisher.
-    fn xsub_send(&mut self, msg: Message) -> Result<(), SendError> {
-        let hwm = self.send_hwm();
-        let verbose_unsub = self.options.xsub_verbose_unsubscribe;
-        let Kind::Sub(sub) = &mut self.kind else {
-            unreachable!("xsub_send is only called for XSUB");
-        };
-        let first = &msg.parts()[0];
-        match first.first() {
-            Some(1) => {
-                let topic = Bytes::copy_from_slice(&first[1..]);
-                sub.trie.add(&topic);
-                self.broadcast_command(Command::Subscribe(topic));
-            }
-            Some(0) => {
-                let topic = Bytes::copy_from_slice(&first[1..]);
-                if sub.trie.remove(&topic) || verbose_unsub {
-                    self.broadcast_command(Command::Cancel(topic));
-                }
-            }
-            _ => {
-                let ids: Vec<PipeId> = self.lb.pipes().to_vec();
-                for id in ids {
-                    if self.pipes.get(id).is_some_and(|p| p.has_room(hwm)) {
-                        self.enqueue(id, msg.clone());
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn send_hwm(&self) -> usize {
-        if self.options.conflate {
-            0
-        } else {
-            self.options.sndhwm
-        }
+        let (pattern, mut ctx) = self.split();
+        pattern.send(&mut ctx, msg)
     }
 
     /// Receives a message, or says why there is none now. Never waits.
@@ -1235,152 +794,21 @@ impl Socket {
         if self.closed {
             return Err(RecvError::Closed);
         }
-        match &mut self.kind {
-            Kind::Plain if self.socket_type == SocketType::Push => Err(RecvError::NotSupported),
-            Kind::Plain => {
-                let (id, msg) = self.fq.pop(&mut self.pipes).ok_or(RecvError::WouldBlock)?;
-                self.maybe_resume(id);
-                Ok(msg)
-            }
-            Kind::Router(_) => {
-                let (id, mut msg) = self.fq.pop(&mut self.pipes).ok_or(RecvError::WouldBlock)?;
-                let rid = self
-                    .pipes
-                    .get(id)
-                    .and_then(|p| p.routing_id.clone())
-                    .unwrap_or_default();
-                msg.push_front(rid);
-                self.maybe_resume(id);
-                Ok(msg)
-            }
-            Kind::Req(state) => {
-                if state.waiting.is_none() {
-                    return Err(RecvError::InvalidState);
-                }
-                loop {
-                    let Some((id, msg)) = self.fq.pop(&mut self.pipes) else {
-                        return Err(RecvError::WouldBlock);
-                    };
-                    let correlate = self.options.req_correlate;
-                    let Kind::Req(state) = &mut self.kind else {
-                        unreachable!()
-                    };
-                    let reply = state.accept(id, msg, correlate);
-                    if reply.is_some() {
-                        state.waiting = None;
-                    }
-                    self.maybe_resume(id);
-                    if let Some(reply) = reply {
-                        return Ok(reply);
-                    }
-                }
-            }
-            Kind::Pub(_) if self.socket_type == SocketType::Pub => Err(RecvError::NotSupported),
-            Kind::Pub(state) => {
-                if let Some(m) = state.up.pop_front() {
-                    if state.up_paused && state.up.len() <= self.options.rcvhwm / 2 {
-                        state.up_paused = false;
-                        let ids: Vec<PipeId> = self.pipes.iter().map(|p| p.id).collect();
-                        for id in ids {
-                            self.maybe_resume(id);
-                        }
-                    }
-                    return Ok(m);
-                }
-                let (id, msg) = self.fq.pop(&mut self.pipes).ok_or(RecvError::WouldBlock)?;
-                self.maybe_resume(id);
-                Ok(msg)
-            }
-            Kind::Sub(_) => {
-                let (id, msg) = self.fq.pop(&mut self.pipes).ok_or(RecvError::WouldBlock)?;
-                self.maybe_resume(id);
-                Ok(msg)
-            }
-            Kind::Rep(state) => {
-                if state.replying.is_some() {
-                    return Err(RecvError::InvalidState);
-                }
-                loop {
-                    let Some((id, msg)) = self.fq.pop(&mut self.pipes) else {
-                        return Err(RecvError::WouldBlock);
-                    };
-                    self.maybe_resume(id);
-                    if let Some((envelope, body)) = split_envelope(msg) {
-                        if let Kind::Rep(state) = &mut self.kind {
-                            state.replying = Some((id, envelope));
-                        }
-                        return Ok(body);
-                    }
-                }
-            }
-        }
+        let (pattern, mut ctx) = self.split();
+        pattern.recv(&mut ctx)
     }
 
     /// Whether [`Socket::send`] would accept a message now (for REQ and REP: whether the
     /// state allows a send and, for REQ, a peer has room).
     pub fn can_send(&self) -> bool {
-        let hwm = self.send_hwm();
-        match &self.kind {
-            Kind::Plain => {
-                self.socket_type != SocketType::Pull && self.lb.has_room(&self.pipes, hwm)
-            }
-            Kind::Req(s) => {
-                (s.waiting.is_none() || self.options.req_relaxed)
-                    && self.lb.has_room(&self.pipes, hwm)
-            }
-            Kind::Rep(s) => s.replying.is_some(),
-            Kind::Router(_) => true,
-            Kind::Pub(_) => {
-                !self.options.xpub_nodrop
-                    || self
-                        .lb
-                        .pipes()
-                        .iter()
-                        .all(|&id| self.pipes.get(id).is_some_and(|p| p.has_room(hwm)))
-            }
-            Kind::Sub(_) => self.socket_type == SocketType::XSub,
-        }
+        self.pattern.can_send(&self.pipes, &self.options)
     }
 
     /// Whether [`Socket::recv`] would return a message now (or a state error). Discards what
     /// REQ and REP would discard, so the answer is exact.
     pub fn can_recv(&mut self) -> bool {
-        match &self.kind {
-            Kind::Plain => self.socket_type != SocketType::Push && self.fq.has_message(&self.pipes),
-            Kind::Router(_) => self.fq.has_message(&self.pipes),
-            Kind::Req(s) => {
-                let Some((pipe, _)) = s.waiting else {
-                    return false;
-                };
-                // Discard what cannot be the reply, so the answer is exact.
-                let correlate = self.options.req_correlate;
-                loop {
-                    let Some(p) = self.pipes.get(pipe) else {
-                        return false;
-                    };
-                    let Some(front) = p.inbound.front() else {
-                        // Messages from other pipes are never the reply.
-                        return false;
-                    };
-                    let Kind::Req(s) = &self.kind else {
-                        unreachable!()
-                    };
-                    if s.is_reply(pipe, front, correlate) {
-                        return true;
-                    }
-                    if let Some(p) = self.pipes.get_mut(pipe) {
-                        p.inbound.pop_front();
-                    }
-                    self.maybe_resume(pipe);
-                }
-            }
-            Kind::Rep(s) => s.replying.is_none() && self.fq.has_message(&self.pipes),
-            Kind::Pub(s) => {
-                self.socket_type == SocketType::XPub
-                    && (!s.up.is_empty() || self.fq.has_message(&self.pipes))
-            }
-            Kind::Sub(_) => self.fq.has_message(&self.pipes),
-        }
+        let (pattern, mut ctx) = self.split();
+        pattern.can_recv(&mut ctx)
     }
 
     /// The next outbound item for `pipe`'s connection. `None` means the pipe has nothing more
@@ -1460,62 +888,10 @@ impl Socket {
     }
 }
 
-/// An XPUB notification: `\x01topic` for a subscription, `\x00topic` for a cancellation.
-fn notification(flag: u8, topic: &[u8]) -> Message {
-    let mut body = Vec::with_capacity(1 + topic.len());
-    body.push(flag);
-    body.extend_from_slice(topic);
-    Message::from(body)
-}
-
-/// libzmq's protocol error code for a CURVE failure.
-fn curve_error_code(e: &crate::error::CurveError) -> i64 {
-    use crate::error::CurveError as C;
-    match e {
-        C::BadLength { command, .. } => match *command {
-            "HELLO" => protocol_error::ZMTP_MALFORMED_COMMAND_HELLO,
-            "WELCOME" => protocol_error::ZMTP_MALFORMED_COMMAND_WELCOME,
-            "INITIATE" => protocol_error::ZMTP_MALFORMED_COMMAND_INITIATE,
-            "READY" => protocol_error::ZMTP_MALFORMED_COMMAND_READY,
-            "MESSAGE" => protocol_error::ZMTP_MALFORMED_COMMAND_MESSAGE,
-            "ERROR" => protocol_error::ZMTP_MALFORMED_COMMAND_ERROR,
-            _ => protocol_error::ZMTP_MALFORMED_COMMAND_UNSPECIFIED,
-        },
-        C::BadVersion { .. } => protocol_error::ZMTP_MALFORMED_COMMAND_HELLO,
-        C::NonceNotIncreasing { .. } => protocol_error::ZMTP_INVALID_SEQUENCE,
-        C::NotAMessage => protocol_error::ZMTP_UNEXPECTED_COMMAND,
-        _ => protocol_error::ZMTP_CRYPTOGRAPHIC,
-    }
-}
-
 /// The monitor event and value for a connection that ended during its handshake.
 fn handshake_failure(reason: &CloseReason) -> (EventKind, i64) {
     match reason {
-        CloseReason::Session(SessionError::AuthFailed { .. }) => {
-            (EventKind::HandshakeFailedAuth, 400)
-        }
-        CloseReason::Session(SessionError::Protocol(p)) => {
-            let code = match p {
-                ProtocolError::UnexpectedCommand { .. } | ProtocolError::UnexpectedMessage => {
-                    protocol_error::ZMTP_UNEXPECTED_COMMAND
-                }
-                ProtocolError::MalformedCommand { .. } | ProtocolError::MalformedCommandFrame => {
-                    protocol_error::ZMTP_MALFORMED_COMMAND_UNSPECIFIED
-                }
-                ProtocolError::MalformedMetadata
-                | ProtocolError::MissingSocketType
-                | ProtocolError::UnknownSocketType(_) => protocol_error::ZMTP_INVALID_METADATA,
-                ProtocolError::MechanismMismatch { .. } => protocol_error::ZMTP_MECHANISM_MISMATCH,
-                ProtocolError::Mechanism(_) => protocol_error::ZMTP_CRYPTOGRAPHIC,
-                ProtocolError::Curve(c) => curve_error_code(c),
-                _ => protocol_error::ZMTP_UNSPECIFIED,
-            };
-            (EventKind::HandshakeFailedProtocol, code)
-        }
-        CloseReason::Session(SessionError::Incompatible { .. }) => (
-            EventKind::HandshakeFailedProtocol,
-            protocol_error::ZMTP_INVALID_METADATA,
-        ),
+        CloseReason::Session(e) => e.handshake_failure(),
         _ => (EventKind::HandshakeFailedNoDetail, 0),
     }
 }

@@ -11,7 +11,7 @@
 //! works: the connecting pipe queues, and the link forms when the name is bound.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Instant;
 
@@ -56,6 +56,10 @@ pub struct Link {
     moving: Mutex<Vec<Outbound>>,
     /// Set by a task that found the link busy: the mover goes round again.
     again: AtomicBool,
+    /// Messages taken off a sending pipe and not yet in the receiving one. Set under the
+    /// sender's lock as they leave its pipe, so a closing sender that finds its pipe empty also
+    /// finds them here and waits for them instead of unlinking them away.
+    in_flight: AtomicUsize,
 }
 
 /// Binds an inproc name for a socket and joins every connection waiting for it.
@@ -189,6 +193,7 @@ fn join(connector: &Arc<Shared>, pipe: PipeId, binder: &Arc<Shared>, name: &str)
         ],
         moving: Mutex::new(Vec::new()),
         again: AtomicBool::new(false),
+        in_flight: AtomicUsize::new(0),
     });
     connector.with(|st| {
         st.inproc.insert(pipe, link.clone());
@@ -243,6 +248,7 @@ impl Link {
                         None => break,
                     }
                 }
+                self.in_flight.store(batch.len(), Ordering::Release);
             });
             if batch.is_empty() {
                 return;
@@ -264,7 +270,15 @@ impl Link {
                 }
                 st.core.inbound_room(dst_pipe)
             });
+            self.in_flight.store(0, Ordering::Release);
+            // A closing sender may be waiting for exactly these.
+            src.flushed.notify(usize::MAX);
         }
+    }
+
+    /// True while messages are between the two pipes (see `in_flight`).
+    pub fn in_flight(&self) -> bool {
+        self.in_flight.load(Ordering::Acquire) > 0
     }
 
     /// The side of `shared` let go of the link: the other side sees the connection end.

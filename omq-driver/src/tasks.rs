@@ -485,6 +485,7 @@ pub(crate) async fn close<R: Runtime>(
                     .conns
                     .values()
                     .any(|s| s.unflushed.load(crate::socket::UNFLUSHED_ORDER) > 0)
+                || st.inproc.values().any(|l| l.in_flight())
         };
         if !pending {
             break true;

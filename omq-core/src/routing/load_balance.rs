@@ -68,3 +68,89 @@ impl LoadBalancer {
         self.ring.is_empty()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::Message;
+    use crate::pipe::{Origin, PipeState};
+
+    fn setup(n: usize) -> (Pipes, Vec<PipeId>, LoadBalancer) {
+        let mut pipes = Pipes::default();
+        let mut lb = LoadBalancer::default();
+        let ids: Vec<PipeId> = (0..n)
+            .map(|_| pipes.insert(Origin::Connect(0), PipeState::Active))
+            .collect();
+        for &id in &ids {
+            lb.add(id);
+        }
+        (pipes, ids, lb)
+    }
+
+    fn fill(pipes: &mut Pipes, id: PipeId, n: usize) {
+        for _ in 0..n {
+            pipes.get_mut(id).unwrap().out.push_back(Message::from("x"));
+        }
+    }
+
+    #[test]
+    fn round_robin() {
+        let (pipes, ids, mut lb) = setup(3);
+        let picks: Vec<PipeId> = (0..6).map(|_| lb.pick(&pipes, 0).unwrap()).collect();
+        assert_eq!(picks, [ids[0], ids[1], ids[2], ids[0], ids[1], ids[2]]);
+    }
+
+    #[test]
+    fn full_pipes_are_skipped_and_all_full_blocks() {
+        let (mut pipes, ids, mut lb) = setup(3);
+        fill(&mut pipes, ids[1], 2);
+        assert_eq!(lb.pick(&pipes, 2), Some(ids[0]));
+        assert_eq!(lb.pick(&pipes, 2), Some(ids[2]));
+        assert_eq!(lb.pick(&pipes, 2), Some(ids[0]));
+        assert!(lb.has_room(&pipes, 2));
+        fill(&mut pipes, ids[0], 2);
+        fill(&mut pipes, ids[2], 2);
+        assert!(!lb.has_room(&pipes, 2));
+        assert_eq!(lb.pick(&pipes, 2), None);
+        // HWM 0 is unlimited.
+        assert!(lb.has_room(&pipes, 0));
+        assert!(lb.pick(&pipes, 0).is_some());
+    }
+
+    #[test]
+    fn no_pipes_blocks() {
+        let (pipes, _, mut lb) = setup(0);
+        assert!(lb.is_empty());
+        assert!(!lb.has_room(&pipes, 0));
+        assert_eq!(lb.pick(&pipes, 0), None);
+    }
+
+    #[test]
+    fn removing_keeps_everyone_elses_turn() {
+        let (pipes, ids, mut lb) = setup(4);
+        assert_eq!(lb.pick(&pipes, 0), Some(ids[0]));
+        assert_eq!(lb.pick(&pipes, 0), Some(ids[1]));
+        // Next is ids[2]; removing one before it must not skip it.
+        lb.remove(ids[0]);
+        assert_eq!(lb.pick(&pipes, 0), Some(ids[2]));
+        // Removing the one whose turn it is passes the turn to the one after it.
+        lb.remove(ids[3]);
+        assert_eq!(lb.pick(&pipes, 0), Some(ids[1]));
+        assert_eq!(lb.pipes(), &[ids[1], ids[2]]);
+        assert_eq!(lb.len(), 2);
+        lb.remove(ids[1]);
+        lb.remove(ids[2]);
+        assert!(lb.is_empty());
+        assert_eq!(lb.pick(&pipes, 0), None);
+    }
+
+    #[test]
+    fn adding_twice_adds_once_and_a_closed_pipe_is_skipped() {
+        let (mut pipes, ids, mut lb) = setup(2);
+        lb.add(ids[0]);
+        assert_eq!(lb.len(), 2);
+        pipes.remove(ids[0]);
+        assert_eq!(lb.pick(&pipes, 0), Some(ids[1]));
+        assert_eq!(lb.pick(&pipes, 0), Some(ids[1]));
+    }
+}

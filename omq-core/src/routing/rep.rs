@@ -34,3 +34,29 @@ pub fn split_envelope(msg: Message) -> Option<(Envelope, Message)> {
     body.set_metadata(meta);
     Some((envelope, body))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_at_the_first_delimiter() {
+        let msg = Message::multipart(["r1", "r2", "", "body", "", "more"]);
+        let (envelope, body) = split_envelope(msg).unwrap();
+        let envelope: Vec<&[u8]> = envelope.iter().map(|p| &p[..]).collect();
+        assert_eq!(envelope, [&b"r1"[..], b"r2", b""]);
+        assert_eq!(body, Message::multipart(["body", "", "more"]));
+    }
+
+    #[test]
+    fn a_delimiter_alone_is_an_empty_request() {
+        let (envelope, body) = split_envelope(Message::multipart([""])).unwrap();
+        assert_eq!(envelope.len(), 1);
+        assert!(body.is_empty());
+    }
+
+    #[test]
+    fn no_delimiter_is_malformed() {
+        assert!(split_envelope(Message::multipart(["r1", "body"])).is_none());
+    }
+}

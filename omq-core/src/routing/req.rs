@@ -68,3 +68,92 @@ impl ReqState {
 pub fn request_id_bytes(id: u32) -> Bytes {
     Bytes::copy_from_slice(&id.to_be_bytes())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipe::{Origin, PipeState, Pipes};
+
+    fn two_pipes() -> (PipeId, PipeId) {
+        let mut pipes = Pipes::default();
+        (
+            pipes.insert(Origin::Connect(0), PipeState::Active),
+            pipes.insert(Origin::Connect(0), PipeState::Active),
+        )
+    }
+
+    #[test]
+    fn request_ids_are_four_big_endian_bytes() {
+        assert_eq!(&request_id_bytes(0x0102_0304)[..], &[1, 2, 3, 4]);
+        assert_eq!(&request_id_bytes(0)[..], &[0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn wrap_adds_a_delimiter_and_the_id_when_correlating() {
+        let mut s = ReqState::new(7);
+        let mut m = Message::from("q");
+        assert_eq!(s.wrap(&mut m, false), 7);
+        assert_eq!(m, Message::multipart(["", "q"]));
+        let mut m = Message::from("q");
+        assert_eq!(s.wrap(&mut m, true), 8);
+        let mut want = Message::multipart(["", "q"]);
+        want.push_front(request_id_bytes(8));
+        assert_eq!(m, want);
+        // Ids wrap around.
+        let mut s = ReqState::new(u32::MAX);
+        assert_eq!(s.wrap(&mut Message::from("q"), true), u32::MAX);
+        assert_eq!(s.wrap(&mut Message::from("q"), true), 0);
+    }
+
+    #[test]
+    fn a_reply_needs_a_body_behind_the_delimiter() {
+        let (a, _) = two_pipes();
+        let s = ReqState {
+            waiting: Some((a, 5)),
+            next_id: 6,
+        };
+        assert!(s.is_reply(a, &Message::multipart(["", "r"]), false));
+        // The delimiter alone is not a reply.
+        assert!(!s.is_reply(a, &Message::multipart([""]), false));
+        // The first part must be the delimiter.
+        assert!(!s.is_reply(a, &Message::multipart(["x", "r"]), false));
+
+        let mut ok = Message::multipart(["", "r"]);
+        ok.push_front(request_id_bytes(5));
+        assert!(s.is_reply(a, &ok, true));
+        let mut bare = Message::multipart([""]);
+        bare.push_front(request_id_bytes(5));
+        assert!(!s.is_reply(a, &bare, true));
+        let mut wrong_id = Message::multipart(["", "r"]);
+        wrong_id.push_front(request_id_bytes(4));
+        assert!(!s.is_reply(a, &wrong_id, true));
+        let mut no_delimiter = Message::multipart(["x", "r"]);
+        no_delimiter.push_front(request_id_bytes(5));
+        assert!(!s.is_reply(a, &no_delimiter, true));
+    }
+
+    #[test]
+    fn only_the_pipe_asked_may_reply() {
+        let (a, b) = two_pipes();
+        let mut s = ReqState::new(0);
+        assert!(!s.is_reply(a, &Message::multipart(["", "r"]), false));
+        s.waiting = Some((a, 0));
+        assert!(!s.is_reply(b, &Message::multipart(["", "r"]), false));
+        assert_eq!(s.accept(b, Message::multipart(["", "r"]), false), None);
+    }
+
+    #[test]
+    fn accept_unwraps_the_reply() {
+        let (a, _) = two_pipes();
+        let mut s = ReqState::new(0);
+        s.waiting = Some((a, 9));
+        assert_eq!(
+            s.accept(a, Message::multipart(["", "r1", "r2"]), false),
+            Some(Message::multipart(["r1", "r2"]))
+        );
+        let mut m = Message::multipart(["", "r"]);
+        m.push_front(request_id_bytes(9));
+        assert_eq!(s.accept(a, m, true), Some(Message::from("r")));
+        assert_eq!(s.accept(a, Message::multipart([""]), false), None);
+    }
+}

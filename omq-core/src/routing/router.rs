@@ -98,3 +98,122 @@ impl RouterTable {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipe::{Origin, PipeState, Pipes};
+
+    fn pipes(n: usize) -> Vec<PipeId> {
+        let mut pipes = Pipes::default();
+        (0..n)
+            .map(|_| pipes.insert(Origin::Connect(0), PipeState::Active))
+            .collect()
+    }
+
+    #[test]
+    fn generated_ids_are_a_zero_then_a_counter() {
+        let p = pipes(2);
+        let mut t = RouterTable::new(0x0102_0304);
+        assert_eq!(
+            t.identify(p[0], None, None, false),
+            Identified::Named(Bytes::from_static(&[0, 1, 2, 3, 4]))
+        );
+        // An empty announced id counts as none.
+        assert_eq!(
+            t.identify(p[1], None, Some(&Bytes::new()), false),
+            Identified::Named(Bytes::from_static(&[0, 1, 2, 3, 5]))
+        );
+        assert_eq!(t.lookup(&[0, 1, 2, 3, 4]), Some(p[0]));
+        assert_eq!(t.lookup(&[0, 1, 2, 3, 5]), Some(p[1]));
+    }
+
+    #[test]
+    fn generation_skips_ids_in_use() {
+        let p = pipes(2);
+        let mut t = RouterTable::new(7);
+        let taken = Bytes::from_static(&[0, 0, 0, 0, 7]);
+        assert_eq!(
+            t.identify(p[0], Some(taken.clone()), None, false),
+            Identified::Named(taken)
+        );
+        assert_eq!(
+            t.identify(p[1], None, None, false),
+            Identified::Named(Bytes::from_static(&[0, 0, 0, 0, 8]))
+        );
+    }
+
+    #[test]
+    fn assigned_beats_announced() {
+        let p = pipes(1);
+        let mut t = RouterTable::new(0);
+        let assigned = Bytes::from_static(b"mine");
+        assert_eq!(
+            t.identify(
+                p[0],
+                Some(assigned.clone()),
+                Some(&Bytes::from_static(b"theirs")),
+                false
+            ),
+            Identified::Named(assigned)
+        );
+        assert_eq!(t.lookup(b"theirs"), None);
+    }
+
+    #[test]
+    fn a_taken_id_is_refused_or_handed_over() {
+        let p = pipes(3);
+        let mut t = RouterTable::new(0);
+        let id = Bytes::from_static(b"peer");
+        assert_eq!(
+            t.identify(p[0], None, Some(&id), false),
+            Identified::Named(id.clone())
+        );
+        assert_eq!(
+            t.identify(p[1], None, Some(&id), false),
+            Identified::Refused
+        );
+        assert_eq!(t.lookup(&id), Some(p[0]));
+        assert_eq!(
+            t.identify(p[2], None, Some(&id), true),
+            Identified::TookOver {
+                id: id.clone(),
+                old: p[0]
+            }
+        );
+        assert_eq!(t.lookup(&id), Some(p[2]));
+    }
+
+    #[test]
+    fn a_peer_cannot_take_over_a_generated_id() {
+        let p = pipes(2);
+        let mut t = RouterTable::new(0);
+        let Identified::Named(generated) = t.identify(p[0], None, None, true) else {
+            panic!("named");
+        };
+        assert_eq!(
+            t.identify(p[1], None, Some(&generated), true),
+            Identified::Refused
+        );
+        assert_eq!(t.lookup(&generated), Some(p[0]));
+    }
+
+    #[test]
+    fn remove_forgets_the_id_only_for_its_pipe() {
+        let p = pipes(3);
+        let mut t = RouterTable::new(0);
+        let id = Bytes::from_static(b"peer");
+        t.identify(p[0], None, Some(&id), true);
+        t.identify(p[1], None, Some(&id), true);
+        // The old pipe's removal must not take the id from the newcomer.
+        t.remove(&id, p[0]);
+        assert_eq!(t.lookup(&id), Some(p[1]));
+        t.remove(&id, p[1]);
+        assert_eq!(t.lookup(&id), None);
+        // The id is free again.
+        assert_eq!(
+            t.identify(p[2], None, Some(&id), false),
+            Identified::Named(id)
+        );
+    }
+}
