@@ -22,6 +22,7 @@ mod runtime;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::pin::pin;
+use std::time::Duration;
 
 use futures_util::future::{join_all, select, try_join_all, Either};
 use omq_driver::{Error, Message, Options, Part, Runtime, Socket, SocketType};
@@ -126,7 +127,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ["worker-1", "worker-2", "worker-3"].map(|w| worker::<R>(BACKEND, w))
         ));
         let broker = broker::<R>(FRONTEND, BACKEND, clients * requests);
-        let clients = try_join_all((0..clients).map(|_| client::<R>(FRONTEND, requests)));
+        let clients = async {
+            // A moment for the workers to connect and say READY, so that the load spreads from
+            // the first request (the broker would only know the first worker otherwise).
+            R::sleep_until(R::now() + Duration::from_millis(300)).await;
+            try_join_all((0..clients).map(|_| client::<R>(FRONTEND, requests))).await
+        };
         let rest = pin!(futures_util::future::try_join(broker, clients));
         match select(workers, rest).await {
             Either::Left((ended, _)) => ended.into_iter().collect::<Result<(), _>>()?,
