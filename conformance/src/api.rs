@@ -238,10 +238,11 @@ async fn run_case<R: Runtime>(case: Case) {
             let ep = server.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
             let client = new(SocketType::Push, d());
             client.connect(&ep).await.unwrap();
-            let mut kinds = Vec::new();
-            while kinds.len() < 3 {
-                kinds.push(within::<R, _>(events.next()).await.unwrap().kind);
+            let mut seen = Vec::new();
+            while seen.len() < 3 {
+                seen.push(within::<R, _>(events.next()).await.unwrap());
             }
+            let kinds: Vec<EventKind> = seen.iter().map(|e| e.kind).collect();
             assert_eq!(
                 kinds,
                 [
@@ -250,6 +251,21 @@ async fn run_case<R: Runtime>(case: Case) {
                     EventKind::HandshakeSucceeded
                 ]
             );
+            // The events about a connection say who the peer is, and why it left.
+            let peer = seen[2]
+                .peer
+                .as_ref()
+                .expect("HANDSHAKE_SUCCEEDED names the peer");
+            assert_eq!(peer.socket_type, SocketType::Push);
+            assert_eq!(peer.address.as_deref(), Some("127.0.0.1"));
+            drop(client);
+            let gone = within::<R, _>(events.next()).await.unwrap();
+            assert_eq!(gone.kind, EventKind::Disconnected);
+            assert_eq!(
+                gone.peer.as_ref().map(|p| p.socket_type),
+                Some(SocketType::Push)
+            );
+            assert_eq!(gone.cause, Some(omq_driver::CloseReason::Eof));
             // Dropping the last monitor stops monitoring: no queue grows for a reader that is
             // gone (a second stream keeps it on until it goes too).
             let second = server.monitor();
@@ -339,6 +355,7 @@ fn close_checks(dump: &str) -> usize {
 macro_rules! api_suite {
     ($backend:ty) => {
         $crate::streams_suite!($backend);
+        $crate::sockopts_suite!($backend);
         mod api {
             use $crate::api::{run_api, Case};
             $crate::api_suite!(@cases $backend;

@@ -21,4 +21,5 @@ pub mod plugged;
 pub mod report;
 pub mod scenarios;
 pub mod secure;
+pub mod sockopts;
 pub mod streams;

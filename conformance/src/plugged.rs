@@ -17,6 +17,7 @@ use std::time::Instant;
 use async_executor::LocalExecutor;
 use async_io::{Async, Timer};
 use futures_io::{AsyncRead, AsyncWrite};
+use omq_core::options::TransportOptions;
 use omq_core::Endpoint;
 use omq_driver::futures_io::{split, Reader, Writer};
 use omq_driver::net;
@@ -134,12 +135,16 @@ impl Runtime for AsyncIo {
         Timer::at(deadline).await;
     }
 
-    async fn connect(endpoint: &Endpoint) -> io::Result<(Reader<Stream>, Writer<Stream>)> {
+    async fn connect(
+        endpoint: &Endpoint,
+        t: &TransportOptions,
+    ) -> io::Result<(Reader<Stream>, Writer<Stream>)> {
         match endpoint {
             Endpoint::Tcp { host, port } => {
-                let addr = net::resolve(host, *port)?[0];
+                let addr = net::resolve(host, *port, t.ipv6)?[0];
                 let s = Async::<TcpStream>::connect(addr).await?;
                 s.get_ref().set_nodelay(true)?;
+                net::apply_tcp_options(s.get_ref(), t)?;
                 Ok(halves(Stream::Tcp(s), Some(addr.ip().to_string())))
             }
             Endpoint::Ipc(path) => {
@@ -150,14 +155,17 @@ impl Runtime for AsyncIo {
         }
     }
 
-    async fn bind(endpoint: &Endpoint) -> io::Result<(AsyncListener, String)> {
+    async fn bind(
+        endpoint: &Endpoint,
+        t: &TransportOptions,
+    ) -> io::Result<(AsyncListener, String)> {
         match endpoint {
             Endpoint::Tcp { host, port } => {
-                let (l, resolved) = net::tcp_listener(host, *port)?;
+                let (l, resolved) = net::tcp_listener(host, *port, t)?;
                 Ok((AsyncListener::Tcp(Async::new(l)?), resolved))
             }
             Endpoint::Ipc(path) => {
-                let (l, guard, resolved) = net::ipc_listener(path)?;
+                let (l, guard, resolved) = net::ipc_listener(path, t.backlog)?;
                 Ok((AsyncListener::Unix(Async::new(l)?, guard), resolved))
             }
             other => Err(net::not_a_stream(other)),

@@ -33,6 +33,7 @@ use compio::buf::{BufResult, IntoInner, IoBufMut};
 use compio::io::{AsyncRead, AsyncWrite};
 use compio::net::{TcpListener, TcpSocket, TcpStream, UnixListener, UnixStream};
 use omq_core::endpoint::{Endpoint, Host};
+use omq_core::options::TransportOptions;
 use omq_driver::net;
 use omq_driver::{Listener, ReadHalf, Runtime, Task, WriteHalf};
 
@@ -156,11 +157,12 @@ async fn off_thread_for_names<T: Send + 'static>(
     }
 }
 
-async fn connect_tcp(host: &Host, port: u16) -> io::Result<(Reader, Writer)> {
-    let h = host.clone();
-    let addrs: Vec<SocketAddr> = off_thread_for_names(host, move || net::resolve(&h, port)).await?;
+async fn connect_tcp(host: &Host, port: u16, t: &TransportOptions) -> io::Result<(Reader, Writer)> {
+    let (h, ipv6) = (host.clone(), t.ipv6);
+    let addrs: Vec<SocketAddr> =
+        off_thread_for_names(host, move || net::resolve(&h, port, ipv6)).await?;
     net::connect_any(addrs, |addr| async move {
-        let sock = net::tcp_connect_socket(&addr)?;
+        let sock = net::tcp_connect_socket(&addr, t)?;
         let sock = TcpSocket::from_std_stream(std::net::TcpStream::from(sock))?;
         tcp_halves(sock.connect(addr).await?)
     })
@@ -186,9 +188,9 @@ impl Runtime for Compio {
         compio::time::sleep_until(deadline)
     }
 
-    async fn connect(endpoint: &Endpoint) -> io::Result<(Reader, Writer)> {
+    async fn connect(endpoint: &Endpoint, t: &TransportOptions) -> io::Result<(Reader, Writer)> {
         match endpoint {
-            Endpoint::Tcp { host, port } => connect_tcp(host, *port).await,
+            Endpoint::Tcp { host, port } => connect_tcp(host, *port, t).await,
             Endpoint::Ipc(path) => {
                 let addr = net::ipc_addr(path)?;
                 let s = std::os::unix::net::UnixStream::connect_addr(&addr)?;
@@ -199,16 +201,19 @@ impl Runtime for Compio {
         }
     }
 
-    async fn bind(endpoint: &Endpoint) -> io::Result<(CompioListener, String)> {
+    async fn bind(
+        endpoint: &Endpoint,
+        t: &TransportOptions,
+    ) -> io::Result<(CompioListener, String)> {
         match endpoint {
             Endpoint::Tcp { host, port } => {
-                let (h, port) = (host.clone(), *port);
+                let (h, port, t) = (host.clone(), *port, t.clone());
                 let (l, resolved) =
-                    off_thread_for_names(host, move || net::tcp_listener(&h, port)).await?;
+                    off_thread_for_names(host, move || net::tcp_listener(&h, port, &t)).await?;
                 Ok((CompioListener::Tcp(TcpListener::from_std(l)?), resolved))
             }
             Endpoint::Ipc(path) => {
-                let (l, guard, resolved) = net::ipc_listener(path)?;
+                let (l, guard, resolved) = net::ipc_listener(path, t.backlog)?;
                 Ok((
                     CompioListener::Ipc(UnixListener::from_std(l)?, guard),
                     resolved,

@@ -14,16 +14,25 @@ on_both_drivers!(
 );
 
 async fn reports_the_driver_in_use(driver: Driver) {
-    // io_uring where the kernel (and any seccomp filter) allows it, `polling` otherwise.
+    // io_uring where the kernel (and any seccomp filter) allows it, `polling` otherwise: so an
+    // "io_uring" suite cannot quietly run on epoll.
     let used = compio::runtime::Runtime::with_current(|r| r.driver_type());
-    eprintln!("compio driver ({driver:?}): {used:?}");
+    let kernel_has_io_uring = io_uring::IoUring::new(2).is_ok();
+    eprintln!("compio driver ({driver:?}): {used:?}; io_uring available: {kernel_has_io_uring}");
+    let expected = match driver {
+        Driver::Auto if kernel_has_io_uring => compio::driver::DriverType::IoUring,
+        _ => compio::driver::DriverType::Poll,
+    };
+    assert_eq!(used, expected);
 }
 
 async fn reads_append_after_unconsumed_bytes_and_writes_are_vectored(_: Driver) {
     let ep: Endpoint = "tcp://127.0.0.1:0".parse().unwrap();
-    let (listener, bound) = Compio::bind(&ep).await.unwrap();
+    let (listener, bound) = Compio::bind(&ep, &Default::default()).await.unwrap();
     let accept = compio::runtime::spawn(omq_driver::Listener::<Compio>::accept(listener));
-    let (_r, w) = Compio::connect(&bound.parse().unwrap()).await.unwrap();
+    let (_r, w) = Compio::connect(&bound.parse().unwrap(), &Default::default())
+        .await
+        .unwrap();
     let (_listener, accepted) = accept.await.unwrap();
     let (r, _w) = accepted.unwrap();
 

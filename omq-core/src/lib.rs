@@ -42,7 +42,7 @@ pub use error::{LimitError, ProtocolError, SessionError, Timeout, UsageError};
 pub use mechanism::auth::{Authenticator, CurveAllowList};
 pub use mechanism::{AuthReply, AuthRequest, MechanismConfig};
 pub use message::{Message, Part};
-pub use monitor::{EventKind, MonitorEvent};
+pub use monitor::{EventKind, EventPeer, MonitorEvent};
 pub use options::{Options, SocketOption};
 pub use session::{PeerInfo, Session, SessionConfig, SessionEvent};
 pub use socket::{Action, CloseReason, RecvError, SendError, Socket, SocketError};

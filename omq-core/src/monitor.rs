@@ -95,6 +95,7 @@ impl fmt::Display for EventKind {
 
 /// One monitor event.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct MonitorEvent {
     /// What happened.
     pub kind: EventKind,
@@ -102,6 +103,36 @@ pub struct MonitorEvent {
     pub value: i64,
     /// The endpoint it concerns.
     pub endpoint: String,
+    /// The peer, where the event concerns one whose handshake has completed
+    /// (HANDSHAKE_SUCCEEDED, and DISCONNECTED after it): libzmq's integer alone cannot say who.
+    pub peer: Option<EventPeer>,
+    /// Why, for HANDSHAKE_FAILED_* and DISCONNECTED: the typed cause behind libzmq's integer.
+    pub cause: Option<crate::socket::CloseReason>,
+}
+
+impl MonitorEvent {
+    /// An event with no peer and no cause.
+    pub fn new(kind: EventKind, value: i64, endpoint: String) -> Self {
+        MonitorEvent {
+            kind,
+            value,
+            endpoint,
+            peer: None,
+            cause: None,
+        }
+    }
+}
+
+/// Who a monitor event is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct EventPeer {
+    /// The peer's routing id, where it announced one (REQ, DEALER, ROUTER peers).
+    pub routing_id: Option<bytes::Bytes>,
+    /// The peer's address (its `Peer-Address` property: the IP for tcp).
+    pub address: Option<String>,
+    /// The peer's socket type.
+    pub socket_type: crate::socket_type::SocketType,
 }
 
 /// libzmq's `ZMQ_PROTOCOL_ERROR_*` codes for HANDSHAKE_FAILED_PROTOCOL, as far as omq's errors

@@ -61,6 +61,18 @@ pub enum OptionName {
     Metadata,
     Mechanism,
     ZapDomain,
+    TcpKeepalive,
+    TcpKeepaliveIdle,
+    TcpKeepaliveCnt,
+    TcpKeepaliveIntvl,
+    Backlog,
+    SndBuf,
+    RcvBuf,
+    Tos,
+    Ipv6,
+    ConnectTimeout,
+    TcpMaxRt,
+    BindToDevice,
 }
 
 impl OptionName {
@@ -102,6 +114,18 @@ impl OptionName {
             Metadata => "METADATA",
             Mechanism => "MECHANISM",
             ZapDomain => "ZAP_DOMAIN",
+            TcpKeepalive => "TCP_KEEPALIVE",
+            TcpKeepaliveIdle => "TCP_KEEPALIVE_IDLE",
+            TcpKeepaliveCnt => "TCP_KEEPALIVE_CNT",
+            TcpKeepaliveIntvl => "TCP_KEEPALIVE_INTVL",
+            Backlog => "BACKLOG",
+            SndBuf => "SNDBUF",
+            RcvBuf => "RCVBUF",
+            Tos => "TOS",
+            Ipv6 => "IPV6",
+            ConnectTimeout => "CONNECT_TIMEOUT",
+            TcpMaxRt => "TCP_MAXRT",
+            BindToDevice => "BINDTODEVICE",
         }
     }
 
@@ -232,6 +256,32 @@ pub enum SocketOption {
     /// The domain passed to the authenticator (ZAP_DOMAIN); with NULL security, setting it
     /// is what makes the authenticator be consulted.
     ZapDomain(Bytes),
+    /// TCP_KEEPALIVE: SO_KEEPALIVE on or off (None: the system's default, libzmq's -1).
+    TcpKeepalive(Option<bool>),
+    /// TCP_KEEPALIVE_IDLE: idle time before the first probe, in whole seconds (None: system).
+    TcpKeepaliveIdle(Option<Duration>),
+    /// TCP_KEEPALIVE_CNT: unanswered probes before the connection is dropped (None: system).
+    TcpKeepaliveCnt(Option<u32>),
+    /// TCP_KEEPALIVE_INTVL: time between probes, in whole seconds (None: system).
+    TcpKeepaliveIntvl(Option<Duration>),
+    /// BACKLOG: the listen queue of bound tcp and ipc endpoints.
+    Backlog(i32),
+    /// SNDBUF: the kernel's send buffer, in bytes (None: the system's default).
+    SndBuf(Option<usize>),
+    /// RCVBUF: the kernel's receive buffer, in bytes (None: the system's default).
+    RcvBuf(Option<usize>),
+    /// TOS: the IP type-of-service byte of outgoing packets (None: the system's default).
+    Tos(Option<u8>),
+    /// IPV6: `tcp://*` binds IPv4 and IPv6, and host names may resolve to IPv6 addresses.
+    Ipv6(bool),
+    /// CONNECT_TIMEOUT: how long one tcp connect attempt may take (None: the system's limit).
+    ConnectTimeout(Option<Duration>),
+    /// TCP_MAXRT: how long sent data may stay unacknowledged before the connection is dropped
+    /// (TCP_USER_TIMEOUT; None: the system's default).
+    TcpMaxRt(Option<Duration>),
+    /// BINDTODEVICE: tcp sockets use only this network interface (SO_BINDTODEVICE; needs
+    /// CAP_NET_RAW).
+    BindToDevice(Option<String>),
 }
 
 impl SocketOption {
@@ -271,6 +321,18 @@ impl SocketOption {
             O::Metadata(..) => OptionName::Metadata,
             O::Mechanism(_) => OptionName::Mechanism,
             O::ZapDomain(_) => OptionName::ZapDomain,
+            O::TcpKeepalive(_) => OptionName::TcpKeepalive,
+            O::TcpKeepaliveIdle(_) => OptionName::TcpKeepaliveIdle,
+            O::TcpKeepaliveCnt(_) => OptionName::TcpKeepaliveCnt,
+            O::TcpKeepaliveIntvl(_) => OptionName::TcpKeepaliveIntvl,
+            O::Backlog(_) => OptionName::Backlog,
+            O::SndBuf(_) => OptionName::SndBuf,
+            O::RcvBuf(_) => OptionName::RcvBuf,
+            O::Tos(_) => OptionName::Tos,
+            O::Ipv6(_) => OptionName::Ipv6,
+            O::ConnectTimeout(_) => OptionName::ConnectTimeout,
+            O::TcpMaxRt(_) => OptionName::TcpMaxRt,
+            O::BindToDevice(_) => OptionName::BindToDevice,
         }
     }
 }
@@ -310,6 +372,7 @@ pub struct Options {
     pub(crate) metadata: Metadata,
     pub(crate) mechanism: MechanismConfig,
     pub(crate) zap_domain: Bytes,
+    pub(crate) transport: TransportOptions,
     pub(crate) authenticator: Option<AuthenticatorHandle>,
     /// libzmq-style security options, turned into `mechanism` when the socket is made.
     security: Security,
@@ -354,6 +417,7 @@ impl Default for Options {
             metadata: Metadata::new(),
             mechanism: MechanismConfig::Null,
             zap_domain: Bytes::new(),
+            transport: TransportOptions::default(),
             authenticator: None,
             security: Security::default(),
             set: Vec::new(),
@@ -444,6 +508,30 @@ builder! {
     /// ZAP_DOMAIN: the domain the authenticator sees; with NULL security it turns
     /// authentication on.
     zap_domain(Bytes) => ZapDomain;
+    /// TCP_KEEPALIVE: SO_KEEPALIVE on (`Some(true)`) or off (None: the system's default).
+    tcp_keepalive(Option<bool>) => TcpKeepalive;
+    /// TCP_KEEPALIVE_IDLE: idle time before the first keepalive probe (whole seconds).
+    tcp_keepalive_idle(Option<Duration>) => TcpKeepaliveIdle;
+    /// TCP_KEEPALIVE_CNT: unanswered probes before the connection is dropped.
+    tcp_keepalive_cnt(Option<u32>) => TcpKeepaliveCnt;
+    /// TCP_KEEPALIVE_INTVL: time between keepalive probes (whole seconds).
+    tcp_keepalive_intvl(Option<Duration>) => TcpKeepaliveIntvl;
+    /// BACKLOG: the listen queue of bound endpoints. Default 100, as libzmq.
+    backlog(i32) => Backlog;
+    /// SNDBUF: the kernel's send buffer in bytes (None: the system's default).
+    send_buffer(Option<usize>) => SndBuf;
+    /// RCVBUF: the kernel's receive buffer in bytes (None: the system's default).
+    recv_buffer(Option<usize>) => RcvBuf;
+    /// TOS: the IP type-of-service byte (DSCP and ECN) of outgoing packets.
+    tos(Option<u8>) => Tos;
+    /// IPV6: `tcp://*` binds both IPv4 and IPv6, and names may resolve to IPv6.
+    ipv6(bool) => Ipv6;
+    /// CONNECT_TIMEOUT: how long one tcp connect attempt may take before it is retried.
+    connect_timeout(Option<Duration>) => ConnectTimeout;
+    /// TCP_MAXRT: how long sent data may go unacknowledged before the connection is dropped.
+    tcp_maxrt(Option<Duration>) => TcpMaxRt;
+    /// BINDTODEVICE: tcp sockets use only this interface (needs CAP_NET_RAW).
+    bind_to_device(Option<String>) => BindToDevice;
 }
 
 impl Options {
@@ -656,6 +744,42 @@ impl Options {
                 }
                 self.zap_domain = d;
             }
+            O::TcpKeepalive(v) => self.transport.tcp_keepalive = v,
+            O::TcpKeepaliveIdle(v) => {
+                self.transport.tcp_keepalive_idle = whole_seconds(v).map_err(invalid)?
+            }
+            O::TcpKeepaliveCnt(v) => {
+                if v == Some(0) {
+                    return Err(invalid("at least 1 probe"));
+                }
+                self.transport.tcp_keepalive_cnt = v;
+            }
+            O::TcpKeepaliveIntvl(v) => {
+                self.transport.tcp_keepalive_intvl = whole_seconds(v).map_err(invalid)?
+            }
+            O::Backlog(v) => {
+                if v < 1 {
+                    return Err(invalid("at least 1"));
+                }
+                self.transport.backlog = v;
+            }
+            O::SndBuf(v) => self.transport.sndbuf = v.filter(|&n| n > 0),
+            O::RcvBuf(v) => self.transport.rcvbuf = v.filter(|&n| n > 0),
+            O::Tos(v) => self.transport.tos = v,
+            O::Ipv6(v) => self.transport.ipv6 = v,
+            O::ConnectTimeout(v) => self.transport.connect_timeout = v.filter(|d| !d.is_zero()),
+            O::TcpMaxRt(v) => {
+                if v.is_some_and(|d| d.as_millis() > u128::from(u32::MAX)) {
+                    return Err(invalid("at most 2^32-1 ms"));
+                }
+                self.transport.tcp_maxrt = v.filter(|d| !d.is_zero());
+            }
+            O::BindToDevice(v) => {
+                if v.as_ref().is_some_and(|d| d.is_empty() || d.len() > 15) {
+                    return Err(invalid("an interface name of 1 to 15 bytes"));
+                }
+                self.transport.bind_to_device = v;
+            }
         }
         if !self.set.contains(&name) {
             self.set.push(name);
@@ -707,6 +831,71 @@ impl Options {
     /// The security mechanism.
     pub fn get_mechanism(&self) -> &MechanismConfig {
         &self.mechanism
+    }
+    /// The options the driver applies to the operating system's sockets.
+    pub fn transport(&self) -> &TransportOptions {
+        &self.transport
+    }
+}
+
+/// The options that configure the operating system's sockets rather than the protocol: the
+/// core only keeps and checks them; the driver applies them to every tcp socket it binds,
+/// accepts or connects (a change applies to sockets made afterwards, as in libzmq).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TransportOptions {
+    /// SO_KEEPALIVE (None: leave the system's default).
+    pub tcp_keepalive: Option<bool>,
+    /// TCP_KEEPIDLE.
+    pub tcp_keepalive_idle: Option<Duration>,
+    /// TCP_KEEPCNT.
+    pub tcp_keepalive_cnt: Option<u32>,
+    /// TCP_KEEPINTVL.
+    pub tcp_keepalive_intvl: Option<Duration>,
+    /// The listen backlog.
+    pub backlog: i32,
+    /// SO_SNDBUF.
+    pub sndbuf: Option<usize>,
+    /// SO_RCVBUF.
+    pub rcvbuf: Option<usize>,
+    /// IP_TOS / IPV6_TCLASS.
+    pub tos: Option<u8>,
+    /// Dual-stack binds of `*` and IPv6 name resolution.
+    pub ipv6: bool,
+    /// Limit of one connect attempt.
+    pub connect_timeout: Option<Duration>,
+    /// TCP_USER_TIMEOUT.
+    pub tcp_maxrt: Option<Duration>,
+    /// SO_BINDTODEVICE.
+    pub bind_to_device: Option<String>,
+}
+
+impl Default for TransportOptions {
+    fn default() -> Self {
+        TransportOptions {
+            tcp_keepalive: None,
+            tcp_keepalive_idle: None,
+            tcp_keepalive_cnt: None,
+            tcp_keepalive_intvl: None,
+            backlog: 100,
+            sndbuf: None,
+            rcvbuf: None,
+            tos: None,
+            ipv6: false,
+            connect_timeout: None,
+            tcp_maxrt: None,
+            bind_to_device: None,
+        }
+    }
+}
+
+/// Keepalive times are whole seconds on the wire of the socket API.
+fn whole_seconds(v: Option<Duration>) -> Result<Option<Duration>, &'static str> {
+    match v {
+        Some(d) if d.as_secs() == 0 || d.subsec_nanos() != 0 => {
+            Err("a whole number of seconds, at least 1")
+        }
+        _ => Ok(v),
     }
 }
 
@@ -790,5 +979,50 @@ mod tests {
         let o = Options::default().conflate(true);
         assert!(o.validate(SocketType::Router).is_err());
         assert!(o.validate(SocketType::Pull).is_ok());
+    }
+
+    #[test]
+    fn connection_options_are_checked_and_kept() {
+        let o = Options::default()
+            .tcp_keepalive(Some(true))
+            .tcp_keepalive_idle(Some(Duration::from_secs(30)))
+            .tcp_keepalive_cnt(Some(3))
+            .tcp_keepalive_intvl(Some(Duration::from_secs(5)))
+            .backlog(10)
+            .send_buffer(Some(1 << 20))
+            .recv_buffer(Some(0))
+            .tos(Some(0x10))
+            .ipv6(true)
+            .connect_timeout(Some(Duration::from_millis(250)))
+            .tcp_maxrt(Some(Duration::from_secs(3)))
+            .bind_to_device(Some("eth0".into()));
+        assert!(o.validate(SocketType::Dealer).is_ok());
+        let t = o.transport();
+        assert_eq!(t.tcp_keepalive, Some(true));
+        assert_eq!(t.tcp_keepalive_cnt, Some(3));
+        assert_eq!(t.backlog, 10);
+        assert_eq!(t.sndbuf, Some(1 << 20));
+        assert_eq!(
+            t.rcvbuf, None,
+            "0 means the system's default, as libzmq's -1"
+        );
+        assert_eq!(t.bind_to_device.as_deref(), Some("eth0"));
+        assert_eq!(Options::default().transport().backlog, 100);
+        for bad in [
+            Options::default().tcp_keepalive_idle(Some(Duration::from_millis(1500))),
+            Options::default().tcp_keepalive_intvl(Some(Duration::ZERO)),
+            Options::default().tcp_keepalive_cnt(Some(0)),
+            Options::default().backlog(0),
+            Options::default().bind_to_device(Some("a-very-long-interface".into())),
+            Options::default().tcp_maxrt(Some(Duration::from_secs(5_000_000))),
+        ] {
+            assert!(
+                matches!(
+                    bad.validate(SocketType::Pull),
+                    Err(OptionError::InvalidValue { .. })
+                ),
+                "{bad:?}"
+            );
+        }
     }
 }

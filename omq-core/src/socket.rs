@@ -20,7 +20,7 @@ use bytes::Bytes;
 use crate::endpoint::{Endpoint, EndpointError};
 use crate::error::{ProtocolError, SessionError};
 use crate::message::{Message, Part};
-use crate::monitor::{EventKind, MonitorEvent};
+use crate::monitor::{EventKind, EventPeer, MonitorEvent};
 use crate::options::{OptionError, Options, SocketOption};
 use crate::pattern::{Attach, Ctx, Pattern};
 use crate::pipe::{Origin, Outbound, PipeId, PipeState, Pipes};
@@ -264,11 +264,42 @@ impl Socket {
                 self.monitor_dropped += 1;
                 return;
             }
-            q.push_back(MonitorEvent {
-                kind,
-                value,
-                endpoint,
+            q.push_back(MonitorEvent::new(kind, value, endpoint));
+        }
+    }
+
+    /// An event about `pipe`'s connection: with its peer when the handshake has told us who it
+    /// is, and with `cause` when the connection ended.
+    fn pipe_event(
+        &mut self,
+        kind: EventKind,
+        value: i64,
+        pipe: PipeId,
+        cause: Option<&CloseReason>,
+    ) {
+        let Some(q) = &self.monitor else {
+            return;
+        };
+        if q.len() >= MONITOR_QUEUE_MAX {
+            self.monitor_dropped += 1;
+            return;
+        }
+        let mut e = MonitorEvent::new(kind, value, self.endpoint_of(pipe));
+        e.peer = self
+            .pipes
+            .get(pipe)
+            .and_then(|p| p.peer.as_ref())
+            .map(|info| EventPeer {
+                routing_id: info.routing_id.clone().filter(|id| !id.is_empty()),
+                address: info
+                    .properties
+                    .get(crate::wire::metadata::PEER_ADDRESS)
+                    .map(|a| String::from_utf8_lossy(a).into_owned()),
+                socket_type: info.socket_type,
             });
+        e.cause = cause.cloned();
+        if let Some(q) = &mut self.monitor {
+            q.push_back(e);
         }
     }
 
@@ -498,8 +529,7 @@ impl Socket {
         p.state = PipeState::Active;
         let attached = p.attached;
         let origin = p.origin.clone();
-        let ep = self.endpoint_of(pipe);
-        self.event(EventKind::HandshakeSucceeded, 0, ep);
+        self.pipe_event(EventKind::HandshakeSucceeded, 0, pipe, None);
         if let Origin::Connect(idx) = origin {
             if let Some(Some(c)) = self.connects.get_mut(idx) {
                 c.ivl = self.options.reconnect_ivl;
@@ -603,7 +633,6 @@ impl Socket {
             return;
         };
         let state = p.state;
-        let ep = self.endpoint_of(pipe);
         // libzmq reports a security failure as HANDSHAKE_FAILED_* even once traffic has
         // started (a CURVE MESSAGE that does not open, a replayed nonce).
         let security = matches!(
@@ -612,10 +641,10 @@ impl Socket {
         );
         if state == PipeState::Handshaking || security {
             let (kind, value) = handshake_failure(reason);
-            self.event(kind, value, ep.clone());
+            self.pipe_event(kind, value, pipe, Some(reason));
         }
         if matches!(state, PipeState::Handshaking | PipeState::Active) {
-            self.event(EventKind::Disconnected, 0, ep);
+            self.pipe_event(EventKind::Disconnected, 0, pipe, Some(reason));
         }
         let origin = self.pipes.get(pipe).map(|p| p.origin.clone());
         match origin {

@@ -31,8 +31,8 @@ pub use omq_core::mechanism::{
 };
 pub use omq_core::options::ReconnectStop;
 pub use omq_core::{
-    AuthReply, AuthRequest, Authenticator, CurveAllowList, Endpoint, EventKind, Message,
-    MonitorEvent, Options, Part, SocketOption, SocketType,
+    AuthReply, AuthRequest, Authenticator, CloseReason, CurveAllowList, Endpoint, EventKind,
+    EventPeer, Message, MonitorEvent, Options, Part, SocketOption, SocketType,
 };
 
 /// The OS random generator, for [`generate_keypair`] and [`CurveSecretKey::generate`].

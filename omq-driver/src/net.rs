@@ -8,22 +8,29 @@ use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr as UnixAddr, UnixListener, UnixStream};
 use std::path::PathBuf;
 
-use omq_core::endpoint::{Endpoint, Host};
-use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+use std::os::fd::AsFd;
 
-/// libzmq's default listen backlog.
-pub const BACKLOG: i32 = 100;
+use omq_core::endpoint::{Endpoint, Host};
+use omq_core::options::TransportOptions;
+use socket2::{Domain, Protocol, SockAddr, SockRef, Socket, TcpKeepalive, Type};
 
 /// Resolves a tcp host (literal addresses without any lookup; names through the system
 /// resolver, which blocks: call it off the I/O thread where the runtime has no async resolver).
-pub fn resolve(host: &Host, port: u16) -> io::Result<Vec<SocketAddr>> {
+/// Without IPV6, `*` is every IPv4 interface and names give their IPv4 addresses only (as
+/// libzmq); an IPv6 literal is taken as written either way. With it, `*` is every interface of
+/// both families.
+pub fn resolve(host: &Host, port: u16, ipv6: bool) -> io::Result<Vec<SocketAddr>> {
     match host {
+        Host::Any if ipv6 => Ok(vec![SocketAddr::from(([0u16; 8], port))]),
         Host::Any => Ok(vec![SocketAddr::from(([0, 0, 0, 0], port))]),
         Host::Name(name) => {
             if let Ok(ip) = name.parse::<std::net::IpAddr>() {
                 return Ok(vec![SocketAddr::new(ip, port)]);
             }
-            let addrs: Vec<SocketAddr> = (name.as_str(), port).to_socket_addrs()?.collect();
+            let addrs: Vec<SocketAddr> = (name.as_str(), port)
+                .to_socket_addrs()?
+                .filter(|a| ipv6 || a.is_ipv4())
+                .collect();
             if addrs.is_empty() {
                 return Err(io::Error::new(
                     io::ErrorKind::NotFound,
@@ -35,8 +42,55 @@ pub fn resolve(host: &Host, port: u16) -> io::Result<Vec<SocketAddr>> {
     }
 }
 
-/// A non-blocking tcp socket for connecting to `addr`, with TCP_NODELAY set.
-pub fn tcp_connect_socket(addr: &SocketAddr) -> io::Result<Socket> {
+/// Applies the connection options (TCP_KEEPALIVE*, SNDBUF, RCVBUF, TOS, TCP_MAXRT,
+/// BINDTODEVICE) to a tcp socket: before it connects or listens where the runtime lets us make
+/// the socket, right after it connects where the runtime makes it itself. Accepted connections
+/// inherit them from their listener (the kernel copies them; the conformance suite reads them
+/// back on every backend).
+pub fn apply_tcp_options(socket: impl AsFd, t: &TransportOptions) -> io::Result<()> {
+    let s = SockRef::from(&socket);
+    if let Some(device) = &t.bind_to_device {
+        s.bind_device(Some(device.as_bytes()))?;
+    }
+    match t.tcp_keepalive {
+        // As libzmq: the timings apply only where keepalive is switched on.
+        Some(true) => {
+            let mut ka = TcpKeepalive::new();
+            if let Some(d) = t.tcp_keepalive_idle {
+                ka = ka.with_time(d);
+            }
+            if let Some(d) = t.tcp_keepalive_intvl {
+                ka = ka.with_interval(d);
+            }
+            if let Some(n) = t.tcp_keepalive_cnt {
+                ka = ka.with_retries(n);
+            }
+            s.set_tcp_keepalive(&ka)?;
+        }
+        Some(false) => s.set_keepalive(false)?,
+        None => {}
+    }
+    if let Some(n) = t.sndbuf {
+        s.set_send_buffer_size(n)?;
+    }
+    if let Some(n) = t.rcvbuf {
+        s.set_recv_buffer_size(n)?;
+    }
+    if let Some(tos) = t.tos {
+        match s.domain()? {
+            Domain::IPV6 => s.set_tclass_v6(u32::from(tos))?,
+            _ => s.set_tos_v4(u32::from(tos))?,
+        }
+    }
+    if let Some(d) = t.tcp_maxrt {
+        s.set_tcp_user_timeout(Some(d))?;
+    }
+    Ok(())
+}
+
+/// A non-blocking tcp socket for connecting to `addr`, with TCP_NODELAY and the connection
+/// options set.
+pub fn tcp_connect_socket(addr: &SocketAddr, t: &TransportOptions) -> io::Result<Socket> {
     let s = Socket::new(
         Domain::for_address(*addr),
         Type::STREAM,
@@ -44,17 +98,27 @@ pub fn tcp_connect_socket(addr: &SocketAddr) -> io::Result<Socket> {
     )?;
     s.set_tcp_nodelay(true)?;
     s.set_nonblocking(true)?;
+    apply_tcp_options(&s, t)?;
     Ok(s)
 }
 
-/// A bound, listening, non-blocking tcp listener and its resolved endpoint text.
-pub fn tcp_listener(host: &Host, port: u16) -> io::Result<(std::net::TcpListener, String)> {
-    let addr = resolve(host, port)?[0];
+/// A bound, listening, non-blocking tcp listener (BACKLOG and the connection options set,
+/// dual-stack for `*` with IPV6) and its resolved endpoint text.
+pub fn tcp_listener(
+    host: &Host,
+    port: u16,
+    t: &TransportOptions,
+) -> io::Result<(std::net::TcpListener, String)> {
+    let addr = resolve(host, port, t.ipv6)?[0];
     let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
     s.set_reuse_address(true)?;
     s.set_nonblocking(true)?;
+    if addr.is_ipv6() && matches!(host, Host::Any) {
+        s.set_only_v6(false)?;
+    }
+    apply_tcp_options(&s, t)?;
     s.bind(&SockAddr::from(addr))?;
-    s.listen(BACKLOG)?;
+    s.listen(t.backlog)?;
     let listener: std::net::TcpListener = s.into();
     let local = listener.local_addr()?;
     Ok((listener, format!("tcp://{local}")))
@@ -90,7 +154,7 @@ impl Drop for IpcPath {
 
 /// Binds an ipc endpoint, replacing a stale socket file left by a dead process (one nobody
 /// accepts on), but never one that is in use.
-pub fn ipc_listener(path: &str) -> io::Result<(UnixListener, IpcPath, String)> {
+pub fn ipc_listener(path: &str, backlog: i32) -> io::Result<(UnixListener, IpcPath, String)> {
     let addr = ipc_addr(path)?;
     if !path.starts_with('@') {
         let p = PathBuf::from(path);
@@ -107,6 +171,8 @@ pub fn ipc_listener(path: &str) -> io::Result<(UnixListener, IpcPath, String)> {
         }
     }
     let l = UnixListener::bind_addr(&addr)?;
+    // std listens with its own backlog; listening again sets ours (BACKLOG).
+    SockRef::from(&l).listen(backlog)?;
     l.set_nonblocking(true)?;
     // Only a file we bound ourselves is ours to remove: a bind that lost a race to another
     // process must not delete that process's socket.

@@ -16,6 +16,7 @@ use std::io;
 use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
+use omq_core::options::TransportOptions;
 use omq_core::Endpoint;
 
 use crate::tasks::Task;
@@ -71,11 +72,20 @@ pub trait Runtime: Sized + 'static {
     /// Completes at `deadline`.
     fn sleep_until(deadline: Instant) -> impl Future<Output = ()>;
 
-    /// Connects to a tcp or ipc endpoint (resolving host names without blocking the runtime).
-    /// TCP_NODELAY must be set on the connection.
-    fn connect(endpoint: &Endpoint) -> impl Future<Output = io::Result<Halves<Self>>>;
+    /// Connects to a tcp or ipc endpoint (resolving host names without blocking the runtime,
+    /// IPv6 names only with `options.ipv6`). TCP_NODELAY must be set on the connection, and the
+    /// connection options too ([`crate::net::tcp_connect_socket`] does both, or
+    /// [`crate::net::apply_tcp_options`] after a connect the runtime makes itself).
+    fn connect(
+        endpoint: &Endpoint,
+        options: &TransportOptions,
+    ) -> impl Future<Output = io::Result<Halves<Self>>>;
 
     /// Binds a tcp or ipc endpoint and returns the listener with the endpoint as bound (port 0
-    /// resolved). Accepted connections must have TCP_NODELAY set.
-    fn bind(endpoint: &Endpoint) -> impl Future<Output = io::Result<(Self::Listener, String)>>;
+    /// resolved). Accepted connections must have TCP_NODELAY set. [`crate::net::tcp_listener`]
+    /// and [`crate::net::ipc_listener`] apply BACKLOG and the connection options.
+    fn bind(
+        endpoint: &Endpoint,
+        options: &TransportOptions,
+    ) -> impl Future<Output = io::Result<(Self::Listener, String)>>;
 }

@@ -147,7 +147,8 @@ impl<R: Runtime> Socket<R> {
                 }
             };
         }
-        match R::bind(&ep).await {
+        let transport = self.shared().lock().core.options().transport().clone();
+        match R::bind(&ep, &transport).await {
             Ok((listener, resolved)) => {
                 let signal = Arc::new(Signal::default());
                 let mut st = self.shared().lock();

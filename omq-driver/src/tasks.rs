@@ -70,8 +70,28 @@ impl DialTask {
             pipe,
             endpoint,
         } = self;
-        shared.lock().core.handle_dialing(pipe);
-        let result = R::connect(&endpoint).await;
+        let transport = {
+            let mut st = shared.lock();
+            st.core.handle_dialing(pipe);
+            st.core.options().transport().clone()
+        };
+        // CONNECT_TIMEOUT bounds one attempt; the socket then schedules the next as after any
+        // failed connect.
+        let result = match transport.connect_timeout {
+            None => R::connect(&endpoint, &transport).await,
+            Some(limit) => {
+                let connect = R::connect(&endpoint, &transport).fuse();
+                let timer = R::sleep_until(R::now() + limit).fuse();
+                pin_mut!(connect, timer);
+                select_biased! {
+                    r = connect => r,
+                    _ = timer => Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "CONNECT_TIMEOUT expired",
+                    )),
+                }
+            }
+        };
         let started = shared.with(|st| match result {
             Ok((reader, writer)) => {
                 let config = st.core.handle_connected(pipe, R::now())?;

@@ -53,6 +53,7 @@ use futures_io::{AsyncRead, AsyncWrite};
 use glommio::net::{TcpListener, TcpStream};
 use glommio::{LocalExecutor, LocalExecutorBuilder, Placement};
 use omq_core::endpoint::{Endpoint, Host};
+use omq_core::options::TransportOptions;
 use omq_driver::net;
 use omq_driver::tasks::READ_SIZE;
 use omq_driver::{Listener, ReadHalf, Runtime, Task, WriteHalf};
@@ -236,13 +237,15 @@ async fn off_thread_for_names<T: Send + 'static>(
     }
 }
 
-async fn connect_tcp(host: &Host, port: u16) -> io::Result<(Reader, Writer)> {
-    let h = host.clone();
-    let addrs: Vec<SocketAddr> = off_thread_for_names(host, move || net::resolve(&h, port)).await?;
+async fn connect_tcp(host: &Host, port: u16, t: &TransportOptions) -> io::Result<(Reader, Writer)> {
+    let (h, ipv6) = (host.clone(), t.ipv6);
+    let addrs: Vec<SocketAddr> =
+        off_thread_for_names(host, move || net::resolve(&h, port, ipv6)).await?;
     // glommio connects only sockets it makes itself (an io_uring connect); TCP_NODELAY is set
     // once it is connected.
     net::connect_any(addrs, |addr| async move {
         let s = TcpStream::connect(addr).await.map_err(io::Error::from)?;
+        net::apply_tcp_options(fd::borrow(&s), t)?;
         Conn::wrap(s, true)
     })
     .await
@@ -267,9 +270,9 @@ impl Runtime for Glommio {
         glommio::timer::Timer::new(deadline.saturating_duration_since(Instant::now())).await;
     }
 
-    async fn connect(endpoint: &Endpoint) -> io::Result<(Reader, Writer)> {
+    async fn connect(endpoint: &Endpoint, t: &TransportOptions) -> io::Result<(Reader, Writer)> {
         match endpoint {
-            Endpoint::Tcp { host, port } => connect_tcp(host, *port).await,
+            Endpoint::Tcp { host, port } => connect_tcp(host, *port, t).await,
             Endpoint::Ipc(path) => {
                 // A unix connect completes at once (or is refused); glommio's own connect
                 // cannot reach abstract names.
@@ -281,18 +284,21 @@ impl Runtime for Glommio {
         }
     }
 
-    async fn bind(endpoint: &Endpoint) -> io::Result<(GlommioListener, String)> {
+    async fn bind(
+        endpoint: &Endpoint,
+        t: &TransportOptions,
+    ) -> io::Result<(GlommioListener, String)> {
         match endpoint {
             Endpoint::Tcp { host, port } => {
-                let (h, port) = (host.clone(), *port);
+                let (h, port, t) = (host.clone(), *port, t.clone());
                 let (l, resolved) =
-                    off_thread_for_names(host, move || net::tcp_listener(&h, port)).await?;
+                    off_thread_for_names(host, move || net::tcp_listener(&h, port, &t)).await?;
                 // Blocking, as glommio's own listeners are: it accepts with io_uring.
                 l.set_nonblocking(false)?;
                 Ok((GlommioListener::Tcp(fd::listener(l.into())), resolved))
             }
             Endpoint::Ipc(path) => {
-                let (l, guard, resolved) = net::ipc_listener(path)?;
+                let (l, guard, resolved) = net::ipc_listener(path, t.backlog)?;
                 l.set_nonblocking(false)?;
                 Ok((
                     GlommioListener::Ipc(fd::listener(l.into()), guard),

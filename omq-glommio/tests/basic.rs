@@ -72,9 +72,11 @@ async fn spawned_tasks_outlive_their_dropped_handles(_: &str) {
 
 async fn reads_append_after_unconsumed_bytes_and_writes_are_vectored(_: &str) {
     let ep: Endpoint = "tcp://127.0.0.1:0".parse().unwrap();
-    let (listener, bound) = Glommio::bind(&ep).await.unwrap();
+    let (listener, bound) = Glommio::bind(&ep, &Default::default()).await.unwrap();
     let accept = glommio::spawn_local(omq_driver::Listener::<Glommio>::accept(listener));
-    let (_r, w) = Glommio::connect(&bound.parse().unwrap()).await.unwrap();
+    let (_r, w) = Glommio::connect(&bound.parse().unwrap(), &Default::default())
+        .await
+        .unwrap();
     let (_listener, accepted) = accept.await;
     let (r, _w) = accepted.unwrap();
 
@@ -110,9 +112,13 @@ async fn reads_append_after_unconsumed_bytes_and_writes_are_vectored(_: &str) {
 /// A connected pair of raw streams over `ep`: (client reader, client writer, server reader,
 /// server writer).
 async fn raw_pair(ep: &str) -> (Reader, Writer, Reader, Writer) {
-    let (listener, bound) = Glommio::bind(&ep.parse().unwrap()).await.unwrap();
+    let (listener, bound) = Glommio::bind(&ep.parse().unwrap(), &Default::default())
+        .await
+        .unwrap();
     let accept = glommio::spawn_local(omq_driver::Listener::<Glommio>::accept(listener));
-    let (cr, cw) = Glommio::connect(&bound.parse().unwrap()).await.unwrap();
+    let (cr, cw) = Glommio::connect(&bound.parse().unwrap(), &Default::default())
+        .await
+        .unwrap();
     let (_listener, accepted) = accept.await;
     let (sr, sw) = accepted.unwrap();
     (cr, cw, sr, sw)
@@ -182,12 +188,18 @@ async fn a_refused_connect_says_so(_: &str) {
     let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = free.local_addr().unwrap().port();
     drop(free);
-    let e = Glommio::connect(&format!("tcp://127.0.0.1:{port}").parse().unwrap())
-        .await
-        .unwrap_err();
+    let e = Glommio::connect(
+        &format!("tcp://127.0.0.1:{port}").parse().unwrap(),
+        &Default::default(),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused);
-    let e = Glommio::connect(&"ipc:///tmp/omq-glommio-basic-nobody.sock".parse().unwrap())
-        .await
-        .unwrap_err();
+    let e = Glommio::connect(
+        &"ipc:///tmp/omq-glommio-basic-nobody.sock".parse().unwrap(),
+        &Default::default(),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(e.kind(), std::io::ErrorKind::NotFound);
 }

@@ -40,6 +40,7 @@ use monoio::buf::{IoBufMut, IoVecBuf};
 use monoio::io::{AsyncReadRent, AsyncWriteRent, OwnedReadHalf, OwnedWriteHalf, Splitable};
 use monoio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
 use omq_core::endpoint::{Endpoint, Host};
+use omq_core::options::TransportOptions;
 use omq_driver::net;
 use omq_driver::{Listener, ReadHalf, Runtime, Task, WriteHalf};
 
@@ -97,6 +98,14 @@ fn tcp_halves(s: TcpStream) -> io::Result<(Reader, Writer)> {
     s.set_nodelay(true)?;
     let (r, w) = s.into_split();
     Ok((Reader::Tcp(r), Writer::Tcp(w)))
+}
+
+/// monoio's streams own their descriptor but do not implement `AsFd`.
+#[allow(unsafe_code)]
+fn borrow_fd(s: &TcpStream) -> std::os::fd::BorrowedFd<'_> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: `s` owns this open descriptor and the borrow cannot outlive `s`.
+    unsafe { std::os::fd::BorrowedFd::borrow_raw(s.as_raw_fd()) }
 }
 
 fn ipc_halves(s: UnixStream) -> (Reader, Writer) {
@@ -222,13 +231,17 @@ async fn off_thread_for_names<T: Send + 'static>(
     }
 }
 
-async fn connect_tcp(host: &Host, port: u16) -> io::Result<(Reader, Writer)> {
-    let h = host.clone();
-    let addrs: Vec<SocketAddr> = off_thread_for_names(host, move || net::resolve(&h, port)).await?;
+async fn connect_tcp(host: &Host, port: u16, t: &TransportOptions) -> io::Result<(Reader, Writer)> {
+    let (h, ipv6) = (host.clone(), t.ipv6);
+    let addrs: Vec<SocketAddr> =
+        off_thread_for_names(host, move || net::resolve(&h, port, ipv6)).await?;
     // monoio's own connect (an io_uring op, or a non-blocking connect on epoll) makes the
-    // socket the way its driver wants it; TCP_NODELAY is set on the result.
+    // socket the way its driver wants it; TCP_NODELAY and the connection options are set on
+    // the result.
     net::connect_any(addrs, |addr| async move {
-        tcp_halves(TcpStream::connect_addr(addr).await?)
+        let s = TcpStream::connect_addr(addr).await?;
+        net::apply_tcp_options(borrow_fd(&s), t)?;
+        tcp_halves(s)
     })
     .await
 }
@@ -252,9 +265,9 @@ impl Runtime for Monoio {
         monoio::time::sleep_until(monoio::time::Instant::from_std(deadline))
     }
 
-    async fn connect(endpoint: &Endpoint) -> io::Result<(Reader, Writer)> {
+    async fn connect(endpoint: &Endpoint, t: &TransportOptions) -> io::Result<(Reader, Writer)> {
         match endpoint {
-            Endpoint::Tcp { host, port } => connect_tcp(host, *port).await,
+            Endpoint::Tcp { host, port } => connect_tcp(host, *port, t).await,
             Endpoint::Ipc(path) => {
                 // Made with std (abstract names included); a local connect does not wait.
                 let addr = net::ipc_addr(path)?;
@@ -266,19 +279,22 @@ impl Runtime for Monoio {
         }
     }
 
-    async fn bind(endpoint: &Endpoint) -> io::Result<(MonoioListener, String)> {
+    async fn bind(
+        endpoint: &Endpoint,
+        t: &TransportOptions,
+    ) -> io::Result<(MonoioListener, String)> {
         // Listeners come from omq-driver's helpers (socket2/std), not monoio's `bind`, whose
         // SO_REUSEPORT this kernel refuses on Unix sockets.
         match endpoint {
             Endpoint::Tcp { host, port } => {
-                let (h, port) = (host.clone(), *port);
+                let (h, port, t) = (host.clone(), *port, t.clone());
                 let (l, resolved) =
-                    off_thread_for_names(host, move || net::tcp_listener(&h, port)).await?;
+                    off_thread_for_names(host, move || net::tcp_listener(&h, port, &t)).await?;
                 l.set_nonblocking(nonblocking())?;
                 Ok((MonoioListener::Tcp(TcpListener::from_std(l)?), resolved))
             }
             Endpoint::Ipc(path) => {
-                let (l, guard, resolved) = net::ipc_listener(path)?;
+                let (l, guard, resolved) = net::ipc_listener(path, t.backlog)?;
                 l.set_nonblocking(nonblocking())?;
                 Ok((
                     MonoioListener::Ipc(UnixListener::from_std(l)?, guard),

@@ -24,6 +24,7 @@ use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 use omq_core::endpoint::Endpoint;
+use omq_core::options::TransportOptions;
 use omq_driver::net;
 use omq_driver::{Listener, ReadHalf, Runtime, Task, WriteHalf};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -125,17 +126,22 @@ impl Listener<Tokio> for TokioListener {
     }
 }
 
-async fn connect_tcp(host: &omq_core::endpoint::Host, port: u16) -> io::Result<(Reader, Writer)> {
+async fn connect_tcp(
+    host: &omq_core::endpoint::Host,
+    port: u16,
+    t: &TransportOptions,
+) -> io::Result<(Reader, Writer)> {
     let addrs = match host {
         omq_core::endpoint::Host::Name(name) if name.parse::<std::net::IpAddr>().is_err() => {
             tokio::net::lookup_host((name.as_str(), port))
                 .await?
+                .filter(|a| t.ipv6 || a.is_ipv4())
                 .collect()
         }
-        other => net::resolve(other, port)?,
+        other => net::resolve(other, port, t.ipv6)?,
     };
     net::connect_any(addrs, |addr| async move {
-        let sock = net::tcp_connect_socket(&addr)?;
+        let sock = net::tcp_connect_socket(&addr, t)?;
         let s = TcpSocket::from_std_stream(std::net::TcpStream::from(sock))
             .connect(addr)
             .await?;
@@ -167,9 +173,9 @@ impl Runtime for Tokio {
         tokio::time::sleep_until(deadline.into())
     }
 
-    async fn connect(endpoint: &Endpoint) -> io::Result<(Reader, Writer)> {
+    async fn connect(endpoint: &Endpoint, t: &TransportOptions) -> io::Result<(Reader, Writer)> {
         match endpoint {
-            Endpoint::Tcp { host, port } => connect_tcp(host, *port).await,
+            Endpoint::Tcp { host, port } => connect_tcp(host, *port, t).await,
             Endpoint::Ipc(path) => {
                 let addr = net::ipc_addr(path)?;
                 let s = std::os::unix::net::UnixStream::connect_addr(&addr)?;
@@ -181,14 +187,17 @@ impl Runtime for Tokio {
         }
     }
 
-    async fn bind(endpoint: &Endpoint) -> io::Result<(TokioListener, String)> {
+    async fn bind(
+        endpoint: &Endpoint,
+        t: &TransportOptions,
+    ) -> io::Result<(TokioListener, String)> {
         match endpoint {
             Endpoint::Tcp { host, port } => {
-                let (l, resolved) = net::tcp_listener(host, *port)?;
+                let (l, resolved) = net::tcp_listener(host, *port, t)?;
                 Ok((TokioListener::Tcp(TcpListener::from_std(l)?), resolved))
             }
             Endpoint::Ipc(path) => {
-                let (l, guard, resolved) = net::ipc_listener(path)?;
+                let (l, guard, resolved) = net::ipc_listener(path, t.backlog)?;
                 Ok((
                     TokioListener::Ipc(UnixListener::from_std(l)?, guard),
                     resolved,

@@ -1,5 +1,5 @@
 //! Quick PUSH/PULL throughput check: each side on its own OS thread with its own glommio
-//! executor. `cargo run --release -p omq-glommio --example throughput -- [tcp|ipc|inproc] SIZE COUNT`
+//! executor. `cargo run --release -p omq-glommio --example glommio_throughput -- [tcp|ipc|inproc] SIZE COUNT`
 //! (the full side-by-side comparison lives in benches/).
 
 use std::time::Instant;
