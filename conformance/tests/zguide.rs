@@ -64,13 +64,30 @@ const LIMIT: Duration = Duration::from_secs(30);
 
 static UNIQUE: AtomicU64 = AtomicU64::new(0);
 
-/// An ipc endpoint no other test uses.
-fn ipc(tag: &str) -> String {
-    format!(
+/// An ipc endpoint no other test uses (as a `&str` by deref). Its socket file is removed
+/// when this is dropped: a part stopped by dropping its future may not get to remove it
+/// (on monoio, a listener still open when `block_on` returns leaves its file behind).
+struct Ipc(String);
+
+impl std::ops::Deref for Ipc {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Drop for Ipc {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0["ipc://".len()..]);
+    }
+}
+
+fn ipc(tag: &str) -> Ipc {
+    Ipc(format!(
         "ipc:///tmp/omq-zguide-{tag}-{}-{}.sock",
         std::process::id(),
         UNIQUE.fetch_add(1, Ordering::Relaxed)
-    )
+    ))
 }
 
 /// A tcp endpoint on a port that is free, chosen below the kernel's ephemeral range (32768 up
