@@ -202,10 +202,8 @@ pub async fn worker<R: Runtime>(
             }
         }
         println!("{name}: heartbeat failure, can't reach queue; reconnecting in {backoff:?}");
-        // Disconnect before dropping: omq currently lets a connection attempt that is still
-        // pending outlive a dropped socket with LINGER 0, and that ghost would later take
-        // this worker's routing id at the queue.
-        dealer.disconnect(backend).await?;
+        // A dropped socket starts nothing more (not even a pending redial), so the next
+        // worker socket can take the same routing id at the queue.
         drop(dealer);
         R::sleep_until(R::now() + backoff).await;
         backoff = (backoff * 2).min(hb.reconnect_max);
