@@ -17,13 +17,19 @@ use tokio::sync::{oneshot, watch};
 use crate::common::{self, Fanout, PubTimes, Samples, SubResult, ThrTimes};
 use crate::spec::{Cell, Impl, Pattern};
 
-/// How a backend runs the two sides of a cell.
+/// How a backend runs the sides of a cell (two, or three for the proxy cells).
 pub trait Backend {
     /// The omq-driver runtime.
     type R: Runtime;
 
     /// Runs a future to completion on a fresh runtime on the current thread.
     fn block_on<F: Future>(f: F) -> F::Output;
+
+    /// A runtime every side blocks on instead of a fresh one of its own (omq-tokio-mt's one
+    /// multi-threaded runtime); none by default.
+    fn shared() -> Option<tokio::runtime::Runtime> {
+        None
+    }
 
     /// Runs the two sides, each built and run on an OS thread of its own.
     fn pair<A, FA, B, FB>(a: A, b: B) -> (FA::Output, FB::Output)
@@ -35,16 +41,60 @@ pub trait Backend {
         FB: Future + 'static,
         FB::Output: Send + 'static,
     {
-        let ta = std::thread::Builder::new()
-            .name("side-a".into())
-            .spawn(move || Self::block_on(a()))
-            .expect("thread");
-        let tb = std::thread::Builder::new()
-            .name("side-b".into())
-            .spawn(move || Self::block_on(b()))
-            .expect("thread");
+        let rt = Self::shared();
+        let h = rt.as_ref().map(|r| r.handle().clone());
+        let ta = side::<Self, _, _>("side-a", h.clone(), a);
+        let tb = side::<Self, _, _>("side-b", h, b);
         (ta.join().expect("side a"), tb.join().expect("side b"))
     }
+
+    /// Runs three parties (producer, proxy, consumer), each built and run on an OS thread of
+    /// its own, as [`Backend::pair`] runs two.
+    fn trio<A, FA, B, FB, C, FC>(a: A, b: B, c: C) -> (FA::Output, FB::Output, FC::Output)
+    where
+        A: FnOnce() -> FA + Send + 'static,
+        FA: Future + 'static,
+        FA::Output: Send + 'static,
+        B: FnOnce() -> FB + Send + 'static,
+        FB: Future + 'static,
+        FB::Output: Send + 'static,
+        C: FnOnce() -> FC + Send + 'static,
+        FC: Future + 'static,
+        FC::Output: Send + 'static,
+    {
+        let rt = Self::shared();
+        let h = rt.as_ref().map(|r| r.handle().clone());
+        let ta = side::<Self, _, _>("side-a", h.clone(), a);
+        let tb = side::<Self, _, _>("side-b", h.clone(), b);
+        let tc = side::<Self, _, _>("side-c", h, c);
+        (
+            ta.join().expect("side a"),
+            tb.join().expect("side b"),
+            tc.join().expect("side c"),
+        )
+    }
+}
+
+/// One side on an OS thread of its own: on a fresh runtime of the backend, or blocking on the
+/// shared runtime from that thread (its connection tasks then run on the shared workers).
+fn side<B, F, Fut>(
+    name: &str,
+    shared: Option<tokio::runtime::Handle>,
+    f: F,
+) -> std::thread::JoinHandle<Fut::Output>
+where
+    B: Backend + ?Sized,
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: Future + 'static,
+    Fut::Output: Send + 'static,
+{
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || match shared {
+            Some(h) => h.block_on(f()),
+            None => B::block_on(f()),
+        })
+        .expect("thread")
 }
 
 /// omq-tokio: a current-thread runtime per side.
@@ -58,7 +108,7 @@ impl Backend for TokioSt {
     }
 }
 
-/// omq-tokio-mt: one multi-threaded runtime for both sides.
+/// omq-tokio-mt: one multi-threaded runtime for every side.
 #[derive(Debug)]
 pub struct TokioMt;
 
@@ -68,30 +118,14 @@ impl Backend for TokioMt {
         common::current_thread().block_on(f)
     }
 
-    fn pair<A, FA, B, FB>(a: A, b: B) -> (FA::Output, FB::Output)
-    where
-        A: FnOnce() -> FA + Send + 'static,
-        FA: Future + 'static,
-        FA::Output: Send + 'static,
-        B: FnOnce() -> FB + Send + 'static,
-        FB: Future + 'static,
-        FB::Output: Send + 'static,
-    {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(common::mt_workers())
-            .enable_all()
-            .build()
-            .expect("tokio runtime");
-        let (ha, hb) = (rt.handle().clone(), rt.handle().clone());
-        let ta = std::thread::Builder::new()
-            .name("side-a".into())
-            .spawn(move || ha.block_on(a()))
-            .expect("thread");
-        let tb = std::thread::Builder::new()
-            .name("side-b".into())
-            .spawn(move || hb.block_on(b()))
-            .expect("thread");
-        (ta.join().expect("side a"), tb.join().expect("side b"))
+    fn shared() -> Option<tokio::runtime::Runtime> {
+        Some(
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(common::mt_workers())
+                .enable_all()
+                .build()
+                .expect("tokio runtime"),
+        )
     }
 }
 
