@@ -14,7 +14,7 @@ pub const RESULT: &str = "RESULT";
 /// Runs the cell in this process and prints its metrics (the child's side).
 pub fn run_here(args: &[String]) -> Result<(), String> {
     let cell = Cell::from_args(args)?;
-    if let Some(why) = cell.imp.lacks(cell.transport) {
+    if let Some(why) = cell.imp.lacks(cell.pattern, cell.transport) {
         return Err(why.into());
     }
     let result = match cell.imp {

@@ -71,6 +71,39 @@ where
     }
 }
 
+/// Runs three parties, each built and run on an OS thread of its own with its own
+/// current-thread runtime (the single-threaded layout of [`run_pair`], for the proxy cells).
+/// Each party is a closure that builds its future on its thread, so the future need not be
+/// `Send` (zmq.rs's `proxy` future is not).
+pub fn run_three<A, FA, B, FB, C, FC>(a: A, b: B, c: C) -> (FA::Output, FB::Output, FC::Output)
+where
+    A: FnOnce() -> FA + Send + 'static,
+    FA: Future + 'static,
+    FA::Output: Send + 'static,
+    B: FnOnce() -> FB + Send + 'static,
+    FB: Future + 'static,
+    FB::Output: Send + 'static,
+    C: FnOnce() -> FC + Send + 'static,
+    FC: Future + 'static,
+    FC::Output: Send + 'static,
+{
+    let spawn = |name: &str| std::thread::Builder::new().name(name.into());
+    let ta = spawn("side-a")
+        .spawn(move || current_thread().block_on(a()))
+        .expect("thread");
+    let tb = spawn("side-b")
+        .spawn(move || current_thread().block_on(b()))
+        .expect("thread");
+    let tc = spawn("side-c")
+        .spawn(move || current_thread().block_on(c()))
+        .expect("thread");
+    (
+        ta.join().expect("side a"),
+        tb.join().expect("side b"),
+        tc.join().expect("side c"),
+    )
+}
+
 /// The endpoint a receiving side binds, in the syntax of libzmq and omq (`*` ports are
 /// translated by the implementations that need it).
 pub fn bind_endpoint(cell: &Cell) -> String {

@@ -1,6 +1,8 @@
 //! libzmq through the `zmq` crate (linked against the system libzmq). Each side is an OS
 //! thread with its own context, and so its own I/O thread (libzmq's default of one); inproc
 //! needs one context for both sides, so there the two sides share it (and its I/O thread).
+//! The proxy cells have three parties (producer or client, proxy, consumer or worker), each
+//! on its own thread with its own context.
 
 use std::hint::black_box;
 use std::sync::mpsc;
@@ -22,6 +24,8 @@ pub fn run(cell: &Cell) -> Result<Samples, String> {
         Pattern::PushPull | Pattern::Curve => push_pull(cell),
         Pattern::ReqRep => req_rep(cell),
         Pattern::PubSub => pub_sub(cell),
+        Pattern::Proxy => proxy_thr(cell),
+        Pattern::ProxyLat => proxy_lat(cell),
     }
     .map_err(|e| format!("libzmq: {e}"))
 }
@@ -280,4 +284,147 @@ fn pub_sub(cell: &Cell) -> zmq::Result<Samples> {
     let results: Vec<SubResult> = subscribers.join().expect("subscribers")?;
     let times = publisher.join().expect("publisher")?;
     Ok(common::pubsub_metrics(n, &times, &results))
+}
+
+/// The inproc endpoint of the proxy's control socket (in the proxy's context).
+const CONTROL: &str = "inproc://omq-bench-proxy-control";
+
+/// Runs `zmq_proxy_steerable` on its own thread, in context `ctx`, between a `front` socket and
+/// a `back` socket that both bind; their endpoints go to `front_tx` and `back_tx`. The control
+/// socket is a PAIR bound over inproc: [`terminate`] stops the proxy.
+fn steered(
+    ctx: zmq::Context,
+    ep: String,
+    (front_type, back_type): (zmq::SocketType, zmq::SocketType),
+    front_tx: mpsc::Sender<String>,
+    back_tx: mpsc::Sender<String>,
+) -> thread::JoinHandle<zmq::Result<()>> {
+    spawn("proxy", move || {
+        let mut front = ctx.socket(front_type)?;
+        let mut back = ctx.socket(back_type)?;
+        let mut control = ctx.socket(zmq::PAIR)?;
+        control.bind(CONTROL)?;
+        front_tx.send(bind(&front, &ep)?).expect("endpoint");
+        back_tx.send(bind(&back, &ep)?).expect("endpoint");
+        zmq::proxy_steerable(&mut front, &mut back, &mut control)
+    })
+}
+
+/// Sends TERMINATE to the proxy of context `ctx` and waits for its thread.
+fn terminate(ctx: &zmq::Context, proxy: thread::JoinHandle<zmq::Result<()>>) -> zmq::Result<()> {
+    let steer = ctx.socket(zmq::PAIR)?;
+    steer.connect(CONTROL)?;
+    steer.send("TERMINATE", 0)?;
+    proxy.join().expect("proxy")
+}
+
+/// PUSH -> [PULL | zmq_proxy_steerable | PUSH] -> PULL over tcp, as the omq cell.
+fn proxy_thr(cell: &Cell) -> zmq::Result<Samples> {
+    let (n, warm, size) = (cell.count, cell.warmup, cell.size);
+    let (pctx, cctx, sctx) = (
+        zmq::Context::new(),
+        zmq::Context::new(),
+        zmq::Context::new(),
+    );
+    let ep = bind_endpoint(cell);
+    let (front_tx, front_rx) = mpsc::channel::<String>();
+    let (back_tx, back_rx) = mpsc::channel::<String>();
+    let (ready_tx, ready_rx) = mpsc::channel::<()>();
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let proxy = steered(pctx.clone(), ep, (zmq::PULL, zmq::PUSH), front_tx, back_tx);
+    let consumer = spawn("consumer", move || {
+        let pull = cctx.socket(zmq::PULL)?;
+        pull.connect(&back_rx.recv().expect("endpoint"))?;
+        let mut msg = zmq::Message::new();
+        for _ in 0..warm {
+            pull.recv(&mut msg, 0)?;
+        }
+        ready_tx.send(()).expect("ready");
+        pull.recv(&mut msg, 0)?;
+        let first = Instant::now();
+        assert_eq!(msg.len(), size);
+        for _ in 1..n {
+            pull.recv(&mut msg, 0)?;
+            black_box(&msg);
+        }
+        let last = Instant::now();
+        let _ = done_tx.send(());
+        Ok((first, last))
+    });
+    let producer = spawn("producer", move || {
+        let push = sctx.socket(zmq::PUSH)?;
+        push.connect(&front_rx.recv().expect("endpoint"))?;
+        let payload = common::payload(size);
+        for _ in 0..warm {
+            push.send(&payload[..], 0)?;
+        }
+        ready_rx.recv().expect("ready");
+        let t0 = Instant::now();
+        for _ in 0..n {
+            push.send(&payload[..], 0)?;
+        }
+        done_rx.recv().expect("done");
+        Ok(t0)
+    });
+    let (first_recv, last_recv) = consumer.join().expect("consumer")?;
+    let first_send = producer.join().expect("producer")?;
+    terminate(&pctx, proxy)?;
+    Ok(ThrTimes {
+        first_send,
+        first_recv,
+        last_recv,
+    }
+    .metrics(n))
+}
+
+/// REQ -> [ROUTER | zmq_proxy_steerable | DEALER] -> REP over tcp, as the omq cell.
+fn proxy_lat(cell: &Cell) -> zmq::Result<Samples> {
+    let (n, warm, size) = (cell.count, cell.warmup, cell.size);
+    let total = n + warm;
+    let (pctx, rctx, qctx) = (
+        zmq::Context::new(),
+        zmq::Context::new(),
+        zmq::Context::new(),
+    );
+    let ep = bind_endpoint(cell);
+    let (front_tx, front_rx) = mpsc::channel::<String>();
+    let (back_tx, back_rx) = mpsc::channel::<String>();
+    let proxy = steered(
+        pctx.clone(),
+        ep,
+        (zmq::ROUTER, zmq::DEALER),
+        front_tx,
+        back_tx,
+    );
+    let server = spawn("rep", move || {
+        let rep = rctx.socket(zmq::REP)?;
+        rep.connect(&back_rx.recv().expect("endpoint"))?;
+        for _ in 0..total {
+            let m = rep.recv_msg(0)?;
+            rep.send(m, 0)?;
+        }
+        Ok(())
+    });
+    let client = spawn("req", move || {
+        let req = qctx.socket(zmq::REQ)?;
+        req.connect(&front_rx.recv().expect("endpoint"))?;
+        let payload = common::payload(size);
+        let mut msg = zmq::Message::new();
+        let mut rtts = Vec::with_capacity(n);
+        for i in 0..total {
+            let t = Instant::now();
+            req.send(&payload[..], 0)?;
+            req.recv(&mut msg, 0)?;
+            let dt = t.elapsed();
+            assert_eq!(msg.len(), size);
+            if i >= warm {
+                rtts.push(dt);
+            }
+        }
+        Ok(rtts)
+    });
+    let mut rtts = client.join().expect("client")?;
+    server.join().expect("server")?;
+    terminate(&pctx, proxy)?;
+    Ok(common::latency_metrics(&mut rtts))
 }

@@ -22,7 +22,8 @@ use benches::spec::{self, Impl, Pattern, Transport};
 use benches::{common, cost, tables};
 
 const USAGE: &str = "\
-usage: omq-bench [--quick] [--out DIR] [--repeats N] [--only pushpull,reqrep,pubsub,curve]
+usage: omq-bench [--quick] [--out DIR] [--repeats N]
+                 [--only pushpull,reqrep,pubsub,curve,proxy,proxylat]
                  [--transports tcp,ipc,inproc] [--impls omq-tokio,omq-tokio-mt,omq-compio,omq-monoio,omq-glommio,
                  libzmq,zmq.rs,raw-tokio]
                  [--sizes 64,1024] [--scale F] [--no-allocs] [--no-callgrind]
@@ -101,12 +102,12 @@ fn log(line: &str) {
 fn headline(cell: &spec::Cell, samples: &common::Samples) -> String {
     let get = |m: &str| samples.iter().find(|(k, _)| k == m).map(|(_, v)| *v);
     match cell.pattern {
-        Pattern::PushPull | Pattern::Curve => format!(
+        Pattern::PushPull | Pattern::Curve | Pattern::Proxy => format!(
             "e2e {} recv {} msg/s",
             get("e2e_msg_s").map_or("?".into(), report::rate),
             get("recv_msg_s").map_or("?".into(), report::rate)
         ),
-        Pattern::ReqRep => format!(
+        Pattern::ReqRep | Pattern::ProxyLat => format!(
             "p50 {:.1} µs p99 {:.1} µs",
             get("rtt_p50_us").unwrap_or(f64::NAN),
             get("rtt_p99_us").unwrap_or(f64::NAN)
@@ -137,7 +138,7 @@ fn harness(cfg: &Config, out: &PathBuf) {
     // Cells an implementation cannot run are noted, not run.
     for g in &groups {
         for c in g {
-            if let Some(why) = c.imp.lacks(c.transport) {
+            if let Some(why) = c.imp.lacks(c.pattern, c.transport) {
                 store.note(
                     c.imp.name(),
                     c.transport.name(),
@@ -152,7 +153,7 @@ fn harness(cfg: &Config, out: &PathBuf) {
         .into_iter()
         .map(|g| {
             g.into_iter()
-                .filter(|c| c.imp.lacks(c.transport).is_none())
+                .filter(|c| c.imp.lacks(c.pattern, c.transport).is_none())
                 .collect()
         })
         .collect();

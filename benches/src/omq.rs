@@ -10,20 +10,26 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures_util::future::join_all;
-use omq_driver::{Message, Options, Part, Runtime, Socket, SocketType};
+use futures_util::future::{join, join_all};
+use omq_driver::{proxy_steerable, Message, Options, Part, Runtime, Socket, SocketType};
 use tokio::sync::{oneshot, watch};
 
 use crate::common::{self, Fanout, PubTimes, Samples, SubResult, ThrTimes};
 use crate::spec::{Cell, Impl, Pattern};
 
-/// How a backend runs the two sides of a cell.
+/// How a backend runs the sides of a cell (two, or three for the proxy cells).
 pub trait Backend {
     /// The omq-driver runtime.
     type R: Runtime;
 
     /// Runs a future to completion on a fresh runtime on the current thread.
     fn block_on<F: Future>(f: F) -> F::Output;
+
+    /// A runtime every side blocks on instead of a fresh one of its own (omq-tokio-mt's one
+    /// multi-threaded runtime); none by default.
+    fn shared() -> Option<tokio::runtime::Runtime> {
+        None
+    }
 
     /// Runs the two sides, each built and run on an OS thread of its own.
     fn pair<A, FA, B, FB>(a: A, b: B) -> (FA::Output, FB::Output)
@@ -35,16 +41,60 @@ pub trait Backend {
         FB: Future + 'static,
         FB::Output: Send + 'static,
     {
-        let ta = std::thread::Builder::new()
-            .name("side-a".into())
-            .spawn(move || Self::block_on(a()))
-            .expect("thread");
-        let tb = std::thread::Builder::new()
-            .name("side-b".into())
-            .spawn(move || Self::block_on(b()))
-            .expect("thread");
+        let rt = Self::shared();
+        let h = rt.as_ref().map(|r| r.handle().clone());
+        let ta = side::<Self, _, _>("side-a", h.clone(), a);
+        let tb = side::<Self, _, _>("side-b", h, b);
         (ta.join().expect("side a"), tb.join().expect("side b"))
     }
+
+    /// Runs three parties (producer, proxy, consumer), each built and run on an OS thread of
+    /// its own, as [`Backend::pair`] runs two.
+    fn trio<A, FA, B, FB, C, FC>(a: A, b: B, c: C) -> (FA::Output, FB::Output, FC::Output)
+    where
+        A: FnOnce() -> FA + Send + 'static,
+        FA: Future + 'static,
+        FA::Output: Send + 'static,
+        B: FnOnce() -> FB + Send + 'static,
+        FB: Future + 'static,
+        FB::Output: Send + 'static,
+        C: FnOnce() -> FC + Send + 'static,
+        FC: Future + 'static,
+        FC::Output: Send + 'static,
+    {
+        let rt = Self::shared();
+        let h = rt.as_ref().map(|r| r.handle().clone());
+        let ta = side::<Self, _, _>("side-a", h.clone(), a);
+        let tb = side::<Self, _, _>("side-b", h.clone(), b);
+        let tc = side::<Self, _, _>("side-c", h, c);
+        (
+            ta.join().expect("side a"),
+            tb.join().expect("side b"),
+            tc.join().expect("side c"),
+        )
+    }
+}
+
+/// One side on an OS thread of its own: on a fresh runtime of the backend, or blocking on the
+/// shared runtime from that thread (its connection tasks then run on the shared workers).
+fn side<B, F, Fut>(
+    name: &str,
+    shared: Option<tokio::runtime::Handle>,
+    f: F,
+) -> std::thread::JoinHandle<Fut::Output>
+where
+    B: Backend + ?Sized,
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: Future + 'static,
+    Fut::Output: Send + 'static,
+{
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || match shared {
+            Some(h) => h.block_on(f()),
+            None => B::block_on(f()),
+        })
+        .expect("thread")
 }
 
 /// omq-tokio: a current-thread runtime per side.
@@ -58,7 +108,7 @@ impl Backend for TokioSt {
     }
 }
 
-/// omq-tokio-mt: one multi-threaded runtime for both sides.
+/// omq-tokio-mt: one multi-threaded runtime for every side.
 #[derive(Debug)]
 pub struct TokioMt;
 
@@ -68,30 +118,14 @@ impl Backend for TokioMt {
         common::current_thread().block_on(f)
     }
 
-    fn pair<A, FA, B, FB>(a: A, b: B) -> (FA::Output, FB::Output)
-    where
-        A: FnOnce() -> FA + Send + 'static,
-        FA: Future + 'static,
-        FA::Output: Send + 'static,
-        B: FnOnce() -> FB + Send + 'static,
-        FB: Future + 'static,
-        FB::Output: Send + 'static,
-    {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(common::mt_workers())
-            .enable_all()
-            .build()
-            .expect("tokio runtime");
-        let (ha, hb) = (rt.handle().clone(), rt.handle().clone());
-        let ta = std::thread::Builder::new()
-            .name("side-a".into())
-            .spawn(move || ha.block_on(a()))
-            .expect("thread");
-        let tb = std::thread::Builder::new()
-            .name("side-b".into())
-            .spawn(move || hb.block_on(b()))
-            .expect("thread");
-        (ta.join().expect("side a"), tb.join().expect("side b"))
+    fn shared() -> Option<tokio::runtime::Runtime> {
+        Some(
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(common::mt_workers())
+                .enable_all()
+                .build()
+                .expect("tokio runtime"),
+        )
     }
 }
 
@@ -152,6 +186,8 @@ fn run_on<B: Backend>(cell: &Cell) -> Result<Samples, String> {
         Pattern::PushPull | Pattern::Curve => Ok(push_pull::<B>(cell)),
         Pattern::ReqRep => Ok(req_rep::<B>(cell)),
         Pattern::PubSub => Ok(pub_sub::<B>(cell)),
+        Pattern::Proxy => Ok(proxy_thr::<B>(cell)),
+        Pattern::ProxyLat => Ok(proxy_lat::<B>(cell)),
     }
 }
 
@@ -350,4 +386,157 @@ fn pub_sub<B: Backend>(cell: &Cell) -> Samples {
     };
     let (times, results): (PubTimes, Vec<SubResult>) = B::pair(publisher, subscribers);
     common::pubsub_metrics(n, &times, &results)
+}
+
+/// The proxy's control pair over inproc: the PAIR the proxy is steered through, and the PAIR
+/// that sends it TERMINATE (both in the proxy's thread: the proxy runs in the caller's task).
+async fn control<R: Runtime>() -> (Socket<R>, Socket<R>) {
+    const EP: &str = "inproc://omq-bench-proxy-control";
+    let control = socket::<R>(SocketType::Pair, Options::default());
+    control.bind(EP).await.expect("bind control");
+    let steer = socket::<R>(SocketType::Pair, Options::default());
+    steer.connect(EP).await.expect("connect control");
+    (control, steer)
+}
+
+/// Runs `proxy_steerable` between `front` and `back` until `done` fires, then stops it with
+/// TERMINATE over the control pair (as the libzmq cell stops `zmq_proxy_steerable`).
+async fn steered<R: Runtime>(
+    front: &Socket<R>,
+    back: &Socket<R>,
+    done: oneshot::Receiver<()>,
+) -> omq_driver::ProxyStatistics {
+    let (control, steer) = control::<R>().await;
+    let stop = async move {
+        done.await.expect("done");
+        steer
+            .send(Message::from("TERMINATE"))
+            .await
+            .expect("terminate");
+    };
+    let (stats, ()) = join(proxy_steerable(front, back, None, &control), stop).await;
+    stats.expect("proxy")
+}
+
+/// PUSH -> [PULL | proxy | PUSH] -> PULL over tcp: the proxy binds both sides (a streamer),
+/// the producer and the consumer connect. Measured at the consumer as the PUSH/PULL cell.
+fn proxy_thr<B: Backend>(cell: &Cell) -> Samples {
+    let (n, warm, size) = (cell.count, cell.warmup, cell.size);
+    let bind = common::bind_endpoint(cell);
+    let (front_tx, front_rx) = oneshot::channel::<String>();
+    let (back_tx, back_rx) = oneshot::channel::<String>();
+    let (ready_tx, ready_rx) = oneshot::channel::<()>();
+    let (done_tx, done_rx) = oneshot::channel::<()>();
+    let (stop_tx, stop_rx) = oneshot::channel::<()>();
+    let proxy = move || async move {
+        let front = socket::<B::R>(SocketType::Pull, Options::default());
+        let back = socket::<B::R>(SocketType::Push, Options::default());
+        let fep = front.bind(&bind).await.expect("bind");
+        let bep = back.bind(&bind).await.expect("bind");
+        front_tx.send(fep.to_string()).expect("endpoint");
+        back_tx.send(bep.to_string()).expect("endpoint");
+        steered(&front, &back, stop_rx).await
+    };
+    let consumer = move || async move {
+        let pull = socket::<B::R>(SocketType::Pull, Options::default());
+        pull.connect(&back_rx.await.expect("endpoint"))
+            .await
+            .expect("connect");
+        for _ in 0..warm {
+            pull.recv().await.expect("recv");
+        }
+        ready_tx.send(()).expect("ready");
+        let m = pull.recv().await.expect("recv");
+        let first = Instant::now();
+        assert_eq!(m.byte_len(), size);
+        for _ in 1..n {
+            black_box(pull.recv().await.expect("recv"));
+        }
+        let last = Instant::now();
+        let _ = done_tx.send(());
+        let _ = stop_tx.send(());
+        (first, last)
+    };
+    let producer = move || async move {
+        let push = socket::<B::R>(SocketType::Push, Options::default());
+        push.connect(&front_rx.await.expect("endpoint"))
+            .await
+            .expect("connect");
+        let payload = common::payload(size);
+        for _ in 0..warm {
+            push.send(copy(&payload)).await.expect("send");
+        }
+        ready_rx.await.expect("ready");
+        let t0 = Instant::now();
+        for _ in 0..n {
+            push.send(copy(&payload)).await.expect("send");
+        }
+        // Keep this side's runtime (and so its connection task) alive until all arrived.
+        done_rx.await.expect("done");
+        t0
+    };
+    let (first_send, stats, (first_recv, last_recv)) = B::trio(producer, proxy, consumer);
+    // Every message went through the proxy, once.
+    assert_eq!(stats.frontend_recv_frames, (n + warm) as u64);
+    ThrTimes {
+        first_send,
+        first_recv,
+        last_recv,
+    }
+    .metrics(n)
+}
+
+/// REQ -> [ROUTER | proxy | DEALER] -> REP over tcp: the proxy binds both sides (a broker),
+/// the REP worker and the REQ client connect. Round trips timed at REQ as the REQ/REP cell.
+fn proxy_lat<B: Backend>(cell: &Cell) -> Samples {
+    let (n, warm, size) = (cell.count, cell.warmup, cell.size);
+    let total = n + warm;
+    let bind = common::bind_endpoint(cell);
+    let (front_tx, front_rx) = oneshot::channel::<String>();
+    let (back_tx, back_rx) = oneshot::channel::<String>();
+    let (done_tx, done_rx) = oneshot::channel::<()>();
+    let (stop_tx, stop_rx) = oneshot::channel::<()>();
+    let proxy = move || async move {
+        let front = socket::<B::R>(SocketType::Router, Options::default());
+        let back = socket::<B::R>(SocketType::Dealer, Options::default());
+        let fep = front.bind(&bind).await.expect("bind");
+        let bep = back.bind(&bind).await.expect("bind");
+        front_tx.send(fep.to_string()).expect("endpoint");
+        back_tx.send(bep.to_string()).expect("endpoint");
+        steered(&front, &back, stop_rx).await
+    };
+    let server = move || async move {
+        let rep = socket::<B::R>(SocketType::Rep, Options::default());
+        rep.connect(&back_rx.await.expect("endpoint"))
+            .await
+            .expect("connect");
+        for _ in 0..total {
+            let m = rep.recv().await.expect("recv");
+            rep.send(m).await.expect("send");
+        }
+        done_rx.await.expect("done");
+    };
+    let client = move || async move {
+        let req = socket::<B::R>(SocketType::Req, Options::default());
+        req.connect(&front_rx.await.expect("endpoint"))
+            .await
+            .expect("connect");
+        let payload = common::payload(size);
+        let mut rtts = Vec::with_capacity(n);
+        for i in 0..total {
+            let t = Instant::now();
+            req.send(copy(&payload)).await.expect("send");
+            let r = req.recv().await.expect("recv");
+            let dt = t.elapsed();
+            assert_eq!(r.byte_len(), size);
+            if i >= warm {
+                rtts.push(dt);
+            }
+        }
+        let _ = done_tx.send(());
+        let _ = stop_tx.send(());
+        rtts
+    };
+    let (mut rtts, _stats, ()) = B::trio(client, proxy, server);
+    common::latency_metrics(&mut rtts)
 }

@@ -42,6 +42,8 @@ impl Config {
                 Pattern::ReqRep,
                 Pattern::PubSub,
                 Pattern::Curve,
+                Pattern::Proxy,
+                Pattern::ProxyLat,
             ],
             transports: vec![Transport::Tcp, Transport::Ipc, Transport::Inproc],
             impls: Impl::ALL.to_vec(),
@@ -80,6 +82,31 @@ impl Config {
         } else {
             vec![64, 1024]
         }
+    }
+
+    /// Proxy throughput message sizes (tcp only): 128 B, and 1 KiB in a full run.
+    pub fn proxy_sizes(&self) -> Vec<usize> {
+        if self.quick {
+            vec![128]
+        } else {
+            vec![128, 1024]
+        }
+    }
+
+    /// Proxy round-trip message sizes (tcp only): 64 B, and 1 KiB in a full run.
+    pub fn proxylat_sizes(&self) -> Vec<usize> {
+        if self.quick {
+            vec![64]
+        } else {
+            vec![64, 1024]
+        }
+    }
+
+    /// Proxy throughput messages for a size: half the PUSH/PULL count (every message crosses
+    /// two connections and a third party on the same two cores, so it runs at about half the
+    /// PUSH/PULL rate or less, and each run lasts about as long).
+    pub fn proxy_count(&self, size: usize) -> usize {
+        (self.thr_count(size) / 2).max(10)
     }
 
     /// CURVE PUSH/PULL message sizes (tcp only).
@@ -144,14 +171,20 @@ impl Config {
                 Pattern::ReqRep => (self.lat_sizes(), vec![1]),
                 Pattern::PubSub => (self.pubsub_sizes(), vec![1, 8]),
                 Pattern::Curve => (self.curve_sizes(), vec![1]),
+                Pattern::Proxy => (self.proxy_sizes(), vec![1]),
+                Pattern::ProxyLat => (self.proxylat_sizes(), vec![1]),
             };
             for &t in &self.transports {
-                // REQ/REP latency and PUB/SUB are measured over tcp and ipc; inproc only
-                // for PUSH/PULL throughput.
+                // REQ/REP latency is measured over tcp and ipc; inproc only for PUSH/PULL
+                // throughput; PUB/SUB, CURVE and the proxy cells over tcp only.
                 if t == Transport::Inproc && p != Pattern::PushPull {
                     continue;
                 }
-                if matches!(p, Pattern::PubSub | Pattern::Curve) && t != Transport::Tcp {
+                if matches!(
+                    p,
+                    Pattern::PubSub | Pattern::Curve | Pattern::Proxy | Pattern::ProxyLat
+                ) && t != Transport::Tcp
+                {
                     continue;
                 }
                 for &subs in &subs_list {
@@ -167,6 +200,11 @@ impl Config {
                                 let n = self.curve_count(size);
                                 (n, (n / 10).min(1000))
                             }
+                            Pattern::Proxy => {
+                                let n = self.proxy_count(size);
+                                (n, (n / 10).min(1000))
+                            }
+                            Pattern::ProxyLat => self.lat_counts(),
                         };
                         let cells = impls_for(p)
                             .into_iter()

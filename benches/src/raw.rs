@@ -30,6 +30,7 @@ pub fn run(cell: &Cell) -> Result<Samples, String> {
         (Pattern::ReqRep, _) => Ok(req_rep(cell)),
         (Pattern::PubSub, _) => Err("raw: no fan-out ceiling".into()),
         (Pattern::Curve, _) => Err("raw: no security".into()),
+        (Pattern::Proxy | Pattern::ProxyLat, _) => Err("raw: no proxy".into()),
     }
 }
 

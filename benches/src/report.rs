@@ -325,7 +325,10 @@ pub fn thread_layout() -> String {
         "- every process runs one implementation for one cell; cells are interleaved across \
          implementations and repeats\n- default socket options everywhere (HWM 1000 send and \
          receive, TCP_NODELAY on, no CONFLATE); PUSH/PULL and PUB/SUB: the receiving side \
-         binds, REQ/REP: REP binds\n",
+         binds, REQ/REP: REP binds\n- proxy cells: three parties (producer or client, proxy, \
+         consumer or worker), each laid out as one side above (omq-tokio-mt: all three block \
+         on the one shared runtime; libzmq: three contexts, so three I/O threads); the proxy \
+         binds both its sockets and the other two connect\n",
     );
     s
 }

@@ -72,12 +72,21 @@ impl Impl {
         self.is_omq() || self == Impl::Libzmq
     }
 
-    /// Whether this implementation has the transport at all (a cell it lacks is printed as
-    /// "n/a" with this reason).
-    pub fn lacks(self, t: Transport) -> Option<&'static str> {
-        match (self, t) {
-            (Impl::Zmqrs, Transport::Inproc) => Some("n/a (zmq.rs has no inproc)"),
-            (Impl::Raw, Transport::Inproc) => Some("n/a (no raw inproc stream)"),
+    /// Whether this implementation can run the pattern over the transport at all (a cell it
+    /// lacks is printed as "n/a" with this reason).
+    pub fn lacks(self, p: Pattern, t: Transport) -> Option<&'static str> {
+        match (self, p, t) {
+            (Impl::Zmqrs, _, Transport::Inproc) => Some("n/a (zmq.rs has no inproc)"),
+            (Impl::Raw, _, Transport::Inproc) => Some("n/a (no raw inproc stream)"),
+            // `zeromq::proxy` takes two sockets that each both send and receive
+            // (`SocketSend + SocketRecv`): a PULL frontend cannot send, a PUSH backend cannot
+            // receive, so the streamer does not compile. Its ROUTER/DEALER broker does.
+            (Impl::Zmqrs, Pattern::Proxy, _) => {
+                Some("n/a (zmq.rs's proxy needs sockets that both send and receive: not PULL/PUSH)")
+            }
+            (Impl::Raw, Pattern::Proxy | Pattern::ProxyLat, _) => {
+                Some("n/a (a raw byte stream has no proxy)")
+            }
             _ => None,
         }
     }
@@ -150,6 +159,10 @@ pub enum Pattern {
     PubSub,
     /// PUSH/PULL throughput with CURVE (the receiver is the CURVE server).
     Curve,
+    /// Throughput through a proxy: PUSH -> [PULL | proxy | PUSH] -> PULL, three parties.
+    Proxy,
+    /// Round trips through a proxy: REQ -> [ROUTER | proxy | DEALER] -> REP, three parties.
+    ProxyLat,
 }
 
 impl Pattern {
@@ -160,6 +173,8 @@ impl Pattern {
             Pattern::ReqRep => "reqrep",
             Pattern::PubSub => "pubsub",
             Pattern::Curve => "curve",
+            Pattern::Proxy => "proxy",
+            Pattern::ProxyLat => "proxylat",
         }
     }
 }
@@ -178,6 +193,8 @@ impl FromStr for Pattern {
             "reqrep" => Ok(Pattern::ReqRep),
             "pubsub" => Ok(Pattern::PubSub),
             "curve" => Ok(Pattern::Curve),
+            "proxy" => Ok(Pattern::Proxy),
+            "proxylat" => Ok(Pattern::ProxyLat),
             _ => Err(format!("unknown pattern {s:?}")),
         }
     }

@@ -1,5 +1,6 @@
 //! The markdown report: one table per pattern and transport, the per-message costs, and the
-//! bar of issue 6 checked cell by cell against the same run's figures.
+//! bars of issue 6 (and issue 16, the proxy) checked cell by cell against the same run's
+//! figures.
 
 use std::fmt::Write as _;
 
@@ -185,6 +186,59 @@ pub fn markdown(cfg: &Config, store: &Store) -> String {
         }
     }
 
+    if cfg.patterns.contains(&crate::spec::Pattern::Proxy) {
+        let _ = writeln!(
+            md,
+            "\n### Proxy tcp: PUSH → [PULL | proxy | PUSH] → PULL, consumer msg/s (N ÷ (last \
+             receive − first receive))\n\nThree parties on three threads: producer, proxy \
+             (omq: `proxy_steerable`; libzmq: `zmq_proxy_steerable`; both stopped with TERMINATE \
+             over an inproc PAIR), consumer. The proxy binds both sides.\n"
+        );
+        head(&mut md, &["size"], &impls, &["omq ÷ libzmq"]);
+        for s in cfg.proxy_sizes() {
+            let mut row = vec![size(s)];
+            for i in &impls {
+                row.push(cell_text(
+                    store,
+                    &Key::new(i.name(), "tcp", "proxy", s, "recv_msg_s"),
+                    rate,
+                ));
+            }
+            let m = |imp: &str| store.median(imp, "tcp", "proxy", s, "recv_msg_s");
+            row.push(ratio(m(omq), m("libzmq")));
+            let _ = writeln!(md, "| {} |", row.join(" | "));
+        }
+    }
+
+    if cfg.patterns.contains(&crate::spec::Pattern::ProxyLat) {
+        let _ = writeln!(
+            md,
+            "\n### Proxy tcp: REQ → [ROUTER | proxy | DEALER] → REP round trip, µs: p50 (spread \
+             of the p50 over repeats) · p99 · mean\n\nThree parties on three threads: client, \
+             proxy (zmq.rs: `zeromq::proxy`, raced against a done signal), worker. The last \
+             column is libzmq's p50 ÷ omq-tokio's: how many times as many round trips a second \
+             omq-tokio's median makes.\n"
+        );
+        head(&mut md, &["size"], &impls, &["libzmq ÷ omq"]);
+        for s in cfg.proxylat_sizes() {
+            let mut row = vec![size(s)];
+            for i in &impls {
+                let k = |m: &str| Key::new(i.name(), "tcp", "proxylat", s, m);
+                let p50 = cell_text(store, &k("rtt_p50_us"), us);
+                let rest = match (store.stat(&k("rtt_p99_us")), store.stat(&k("rtt_mean_us"))) {
+                    (Some(p99), Some(mean)) => {
+                        format!(" · {} · {}", us(p99.median), us(mean.median))
+                    }
+                    _ => String::new(),
+                };
+                row.push(format!("{p50}{rest}"));
+            }
+            let m = |imp: &str| store.median(imp, "tcp", "proxylat", s, "rtt_p50_us");
+            row.push(ratio(m("libzmq"), m(omq)));
+            let _ = writeln!(md, "| {} |", row.join(" | "));
+        }
+    }
+
     if cfg.allocs || cfg.callgrind {
         let _ = writeln!(
             md,
@@ -238,7 +292,7 @@ pub fn markdown(cfg: &Config, store: &Store) -> String {
     md
 }
 
-/// The bar of issue 6, cell by cell, for each omq variant.
+/// The bar of issue 6 (and issue 16's for the proxy), cell by cell, for each omq variant.
 pub fn bar(cfg: &Config, store: &Store) -> String {
     let variants: Vec<&str> = cfg
         .impls
@@ -247,7 +301,7 @@ pub fn bar(cfg: &Config, store: &Store) -> String {
         .map(|i| i.name())
         .collect();
     let mut md = String::from(
-        "\n### The bar (issue 6), checked against this run's medians\n\n| cell | requirement |",
+        "\n### The bar (issue 6; proxy rows: issue 16), checked against this run's medians\n\n| cell | requirement |",
     );
     for v in &variants {
         let _ = write!(md, " {v} | met |");
@@ -434,6 +488,61 @@ pub fn bar(cfg: &Config, store: &Store) -> String {
                     "| {}{} | {} ",
                     got.map_or("–".into(), rate),
                     share,
+                    mark(ok)
+                );
+            }
+            md.push_str(&row);
+            md.push_str("|\n");
+        }
+    }
+    if cfg.patterns.contains(&crate::spec::Pattern::Proxy) {
+        for s in cfg.proxy_sizes() {
+            let m = |imp: &str| store.median(imp, "tcp", "proxy", s, "recv_msg_s");
+            let target = m("libzmq").map(|v| 2.0 * v);
+            let mut row = format!(
+                "| proxy PUSH/PULL tcp {} (issue 16) | ≥ 2× libzmq's zmq_proxy (= {}) ",
+                size(s),
+                target.map_or("–".into(), rate)
+            );
+            for v in variants {
+                let got = m(v);
+                let ok = got.zip(target).map(|(g, t)| g >= t);
+                let share = got
+                    .zip(target)
+                    .map_or(String::new(), |(g, t)| format!(" ({:.0}%)", 100.0 * g / t));
+                let _ = write!(
+                    row,
+                    "| {}{} | {} ",
+                    got.map_or("–".into(), rate),
+                    share,
+                    mark(ok)
+                );
+            }
+            md.push_str(&row);
+            md.push_str("|\n");
+        }
+    }
+    if cfg.patterns.contains(&crate::spec::Pattern::ProxyLat) {
+        for s in cfg.proxylat_sizes() {
+            let m = |imp: &str| store.median(imp, "tcp", "proxylat", s, "rtt_p50_us");
+            // Twice the round trips per second: half libzmq's round-trip time.
+            let target = m("libzmq").map(|v| v / 2.0);
+            let mut row = format!(
+                "| proxy REQ/REP tcp {} p50 (issue 16) | ≤ ½ libzmq's through zmq_proxy (= {} µs) ",
+                size(s),
+                target.map_or("–".into(), us)
+            );
+            for v in variants {
+                let got = m(v);
+                let ok = got.zip(target).map(|(g, t)| g <= t);
+                let x = got
+                    .zip(m("libzmq"))
+                    .map_or(String::new(), |(g, l)| format!(" ({:.2}×)", l / g));
+                let _ = write!(
+                    row,
+                    "| {} µs{} | {} ",
+                    got.map_or("–".into(), us),
+                    x,
                     mark(ok)
                 );
             }

@@ -1,14 +1,16 @@
 //! zmq.rs (the `zeromq` crate) on tokio: each side on its own OS thread with a current-thread
-//! runtime, as omq-tokio.
+//! runtime, as omq-tokio. The proxy round-trip cell: three parties, each on its own thread and
+//! runtime, with `zeromq::proxy` as the broker.
 
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
-use futures_util::future::join_all;
+use futures_util::future::{join_all, select, Either};
+use futures_util::StreamExt;
 use tokio::sync::{oneshot, watch};
-use zeromq::{Socket, SocketRecv, SocketSend, ZmqMessage};
+use zeromq::{Socket, SocketEvent, SocketRecv, SocketSend, ZmqMessage};
 
 use crate::common::{self, Fanout, PubTimes, Samples, SubResult, ThrTimes};
 use crate::spec::{Cell, Pattern};
@@ -29,6 +31,10 @@ pub fn run(cell: &Cell) -> Result<Samples, String> {
         Pattern::ReqRep => Ok(req_rep(cell)),
         Pattern::PubSub => Ok(pub_sub(cell)),
         Pattern::Curve => Err("zmq.rs has no CURVE".into()),
+        Pattern::ProxyLat => Ok(proxy_lat(cell)),
+        Pattern::Proxy => {
+            Err("zmq.rs's proxy needs sockets that both send and receive: not PULL/PUSH".into())
+        }
     }
 }
 
@@ -192,4 +198,70 @@ fn pub_sub(cell: &Cell) -> Samples {
     let (times, results): (PubTimes, Vec<SubResult>) =
         common::run_pair(false, publisher, subscribers);
     common::pubsub_metrics(n, &times, &results)
+}
+
+/// REQ -> [ROUTER | zeromq::proxy | DEALER] -> REP over tcp, as the omq cell. `zeromq::proxy`
+/// has no control socket and never returns, so it is raced against the client's done signal.
+fn proxy_lat(cell: &Cell) -> Samples {
+    let (n, warm, size) = (cell.count, cell.warmup, cell.size);
+    let total = n + warm;
+    let bind = common::bind_endpoint(cell);
+    let (front_tx, front_rx) = oneshot::channel::<String>();
+    let (back_tx, back_rx) = oneshot::channel::<String>();
+    let (done_tx, done_rx) = oneshot::channel::<()>();
+    let (stop_tx, stop_rx) = oneshot::channel::<()>();
+    let proxy = move || async move {
+        let mut router = zeromq::RouterSocket::new();
+        let mut dealer = zeromq::DealerSocket::new();
+        let mut events = dealer.monitor();
+        let fep = router.bind(&bind).await.expect("bind");
+        let bep = dealer.bind(&bind).await.expect("bind");
+        back_tx.send(bep.to_string()).expect("endpoint");
+        // zmq.rs's DEALER fails a send while it has no peer (libzmq's and omq's wait), and
+        // the proxy would end with it: the client gets the frontend only once the worker is in.
+        while let Some(e) = events.next().await {
+            if matches!(e, SocketEvent::Accepted(..)) {
+                break;
+            }
+        }
+        front_tx.send(fep.to_string()).expect("endpoint");
+        let p = Box::pin(zeromq::proxy(router, dealer, None));
+        if let Either::Left((r, _)) = select(p, stop_rx).await {
+            panic!("zmq.rs's proxy ended: {r:?}");
+        }
+    };
+    let server = move || async move {
+        let mut rep = zeromq::RepSocket::new();
+        rep.connect(&back_rx.await.expect("endpoint"))
+            .await
+            .expect("connect");
+        for _ in 0..total {
+            let m = rep.recv().await.expect("recv");
+            rep.send(m).await.expect("send");
+        }
+        done_rx.await.expect("done");
+    };
+    let client = move || async move {
+        let mut req = zeromq::ReqSocket::new();
+        req.connect(&front_rx.await.expect("endpoint"))
+            .await
+            .expect("connect");
+        let payload = common::payload(size);
+        let mut rtts = Vec::with_capacity(n);
+        for i in 0..total {
+            let t = Instant::now();
+            req.send(copy(&payload)).await.expect("send");
+            let r = req.recv().await.expect("recv");
+            let dt = t.elapsed();
+            assert_eq!(byte_len(&r), size);
+            if i >= warm {
+                rtts.push(dt);
+            }
+        }
+        let _ = done_tx.send(());
+        let _ = stop_tx.send(());
+        rtts
+    };
+    let (mut rtts, (), ()) = common::run_three(client, proxy, server);
+    common::latency_metrics(&mut rtts)
 }
