@@ -10,6 +10,7 @@
 //! The classic pairs: ROUTER/DEALER (a request-reply broker), XSUB/XPUB (a forwarder; the
 //! subscriptions travel back through the same loop), PULL/PUSH (a streamer).
 
+use std::collections::VecDeque;
 use std::pin::pin;
 
 use futures_util::future::{select, Either};
@@ -83,15 +84,17 @@ struct Proxy<'a, R: Runtime> {
     backend: &'a Socket<R>,
     capture: Option<&'a Socket<R>>,
     stats: ProxyStatistics,
+    /// Reused for each batch taken off a socket.
+    scratch: VecDeque<Message>,
 }
 
 impl<R: Runtime> Proxy<'_, R> {
-    /// Forwards one message the given way: capture first (as libzmq), then the other side.
-    async fn forward(&mut self, dir: Dir, msg: Message) -> Result<(), Error> {
-        let frames = msg.len() as u64;
-        let bytes: u64 = msg.parts().iter().map(|p| p.len() as u64).sum();
+    /// Counts a batch going the given way and returns the socket it goes to.
+    fn count(&mut self, dir: Dir, batch: &VecDeque<Message>) -> &Socket<R> {
+        let frames: u64 = batch.iter().map(|m| m.len() as u64).sum();
+        let bytes: u64 = batch.iter().map(|m| m.byte_len() as u64).sum();
         let s = &mut self.stats;
-        let to = match dir {
+        match dir {
             Dir::FrontToBack => {
                 s.frontend_recv_frames += frames;
                 s.frontend_recv_bytes += bytes;
@@ -106,19 +109,32 @@ impl<R: Runtime> Proxy<'_, R> {
                 s.frontend_sent_bytes += bytes;
                 self.frontend
             }
-        };
-        if let Some(c) = self.capture {
-            c.send(msg.clone()).await?;
-        }
-        // A send that finds room completes at once; one that does not waits (backpressure).
-        match to.try_send(msg) {
-            Ok(()) => Ok(()),
-            Err(e) if matches!(e.error, Error::WouldBlock) => to.send(e.message).await,
-            Err(e) => Err(e.error),
         }
     }
 
-    /// Forwards what is already queued on `from`, at most [`BATCH`] messages.
+    /// Forwards a batch the given way: each message to the capture first (as libzmq), then
+    /// the batch to the other side under one lock; what finds no room waits (backpressure).
+    async fn forward(&mut self, dir: Dir, batch: &mut VecDeque<Message>) -> Result<(), Error> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        if let Some(c) = self.capture {
+            for m in batch.iter() {
+                c.send(m.clone()).await?;
+            }
+        }
+        let to = self.count(dir, batch);
+        loop {
+            to.try_send_many(batch)?;
+            let Some(m) = batch.pop_front() else {
+                return Ok(());
+            };
+            to.send(m).await?;
+        }
+    }
+
+    /// Forwards what is already queued on `from`, at most [`BATCH`] messages, taken under one
+    /// lock.
     async fn drain(&mut self, dir: Dir) -> Result<(), Error> {
         let from = match dir {
             Dir::FrontToBack => self.frontend,
@@ -127,14 +143,24 @@ impl<R: Runtime> Proxy<'_, R> {
         if !reads(from.socket_type()) {
             return Ok(());
         }
-        for _ in 0..BATCH {
-            match from.try_recv() {
-                Ok(m) => self.forward(dir, m).await?,
-                Err(Error::WouldBlock) => break,
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
+        let mut batch = std::mem::take(&mut self.scratch);
+        let r = match from.try_recv_many(&mut batch, BATCH) {
+            Ok(_) => self.forward(dir, &mut batch).await,
+            Err(e) => Err(e),
+        };
+        batch.clear();
+        self.scratch = batch;
+        r
+    }
+
+    /// Forwards one message that woke the proxy, through the reused batch.
+    async fn forward_one(&mut self, dir: Dir, msg: Message) -> Result<(), Error> {
+        let mut batch = std::mem::take(&mut self.scratch);
+        batch.push_back(msg);
+        let r = self.forward(dir, &mut batch).await;
+        batch.clear();
+        self.scratch = batch;
+        r
     }
 }
 
@@ -180,6 +206,7 @@ async fn run<R: Runtime>(
         backend,
         capture,
         stats: ProxyStatistics::default(),
+        scratch: VecDeque::with_capacity(BATCH),
     };
     let mut front = frontend.stream();
     let mut back = backend.stream();
@@ -217,12 +244,12 @@ async fn run<R: Runtime>(
         };
         match woken {
             Woken::Front(Some(m)) => {
-                p.forward(Dir::FrontToBack, m?).await?;
+                p.forward_one(Dir::FrontToBack, m?).await?;
                 p.drain(Dir::FrontToBack).await?;
                 p.drain(Dir::BackToFront).await?;
             }
             Woken::Back(Some(m)) => {
-                p.forward(Dir::BackToFront, m?).await?;
+                p.forward_one(Dir::BackToFront, m?).await?;
                 p.drain(Dir::BackToFront).await?;
                 p.drain(Dir::FrontToBack).await?;
             }

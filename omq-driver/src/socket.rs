@@ -290,6 +290,66 @@ impl<R: Runtime> Socket<R> {
         }
     }
 
+    /// Receives up to `max` messages without waiting, appended to `out`, under one lock (one
+    /// wake-up of the socket's tasks for the batch instead of one per message). Returns how many
+    /// arrived; 0 when none was waiting. An error other than "nothing to receive" comes back
+    /// only when no message was taken.
+    pub fn try_recv_many(
+        &self,
+        out: &mut impl Extend<Message>,
+        max: usize,
+    ) -> Result<usize, Error> {
+        let mut st = self.shared().lock();
+        let mut n = 0;
+        while n < max {
+            match st.core.recv() {
+                Ok(m) => {
+                    out.extend(std::iter::once(m));
+                    n += 1;
+                }
+                Err(omq_core::RecvError::WouldBlock) => break,
+                Err(e) if n == 0 => return Err(e.into()),
+                Err(_) => break,
+            }
+        }
+        if n > 0 {
+            self.shared().finish(st);
+        }
+        Ok(n)
+    }
+
+    /// Sends messages from the front of `msgs` without waiting, under one lock, until one
+    /// cannot go now; what went is removed from `msgs`. Returns how many went. An error other
+    /// than "would block" comes back with the failing message put back at the front.
+    pub fn try_send_many(
+        &self,
+        msgs: &mut std::collections::VecDeque<Message>,
+    ) -> Result<usize, Error> {
+        let mut st = self.shared().lock();
+        let mut n = 0;
+        let mut failed = None;
+        while let Some(m) = msgs.pop_front() {
+            match st.core.send(m) {
+                Ok(()) => n += 1,
+                Err(e) => {
+                    let (err, m) = Error::from_send(e);
+                    msgs.push_front(m);
+                    if !matches!(err, Error::WouldBlock) {
+                        failed = Some(err);
+                    }
+                    break;
+                }
+            }
+        }
+        if n > 0 {
+            self.shared().finish(st);
+        }
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(n),
+        }
+    }
+
     /// Receives without waiting.
     pub fn try_recv(&self) -> Result<Message, Error> {
         let mut st = self.shared().lock();
