@@ -389,7 +389,7 @@ impl Socket {
 
     /// Starts connecting to `endpoint` (and reconnecting whenever the connection is lost).
     /// Unless IMMEDIATE is set, a pipe exists from now on, so messages queue for the peer.
-    pub fn connect(&mut self, endpoint: &str, _now: Instant) -> Result<Endpoint, SocketError> {
+    pub fn connect(&mut self, endpoint: &str, now: Instant) -> Result<Endpoint, SocketError> {
         if self.closed {
             return Err(SocketError::Closed);
         }
@@ -403,7 +403,7 @@ impl Socket {
             ivl: self.options.reconnect_ivl,
             routing_id,
         }));
-        self.dial(self.connects.len() - 1);
+        self.dial(self.connects.len() - 1, now);
         Ok(ep)
     }
 
@@ -423,7 +423,7 @@ impl Socket {
         Ok(())
     }
 
-    fn dial(&mut self, idx: usize) {
+    fn dial(&mut self, idx: usize, now: Instant) {
         let immediate = self.options.immediate;
         let Some(Some(c)) = self.connects.get(idx) else {
             return;
@@ -446,8 +446,15 @@ impl Socket {
                 // Without IMMEDIATE, a connecting pipe takes messages before its connection
                 // exists, as libzmq's does (unless its pattern waits for the handshake: a
                 // ROUTER cannot address a peer before knowing its id).
-                if !immediate && self.pattern.attaches_early() {
-                    self.attach(p);
+                if !immediate && self.pattern.attaches_early() && !self.attach(p) {
+                    // The pattern has no room for another peer now (PAIR already has one):
+                    // try again later, as after any failed connect, instead of dialling for a
+                    // pipe that is gone (which left this endpoint dead for good).
+                    if let Some(Some(c)) = self.connects.get_mut(idx) {
+                        c.pipe = None;
+                    }
+                    self.schedule_redial(idx, now);
+                    return;
                 }
                 p
             }
@@ -719,7 +726,7 @@ impl Socket {
                 if let Some(Some(c)) = self.connects.get_mut(idx) {
                     c.retry_at = None;
                 }
-                self.dial(idx);
+                self.dial(idx, now);
             }
         }
     }
@@ -785,8 +792,14 @@ impl Socket {
         p.attached = false;
         p.out.clear();
         p.commands.clear();
-        let rid = p.routing_id.take();
         let keep_inbound = !close && !p.inbound.is_empty();
+        // A pipe kept for its unread messages keeps its routing id too: ROUTER still prefixes
+        // them with it (taking it gave them an empty id).
+        let rid = if keep_inbound {
+            p.routing_id.clone()
+        } else {
+            p.routing_id.take()
+        };
         if keep_inbound {
             p.state = PipeState::Draining;
         } else {

@@ -386,3 +386,109 @@ fn a_read_of_tiny_frames_is_decoded_a_batch_at_a_time() {
     }
     assert!(buf.is_empty());
 }
+
+// ----- found by fuzzing the socket state machine (fuzz/fuzz_targets/socket.rs) -------------
+
+fn peer(t: SocketType, id: Option<&'static [u8]>) -> omq_core::PeerInfo {
+    omq_core::PeerInfo {
+        socket_type: t,
+        routing_id: id.map(Bytes::from_static),
+        properties: std::sync::Arc::new(Metadata::new()),
+        zmtp_minor: 1,
+    }
+}
+
+/// An accepted pipe of `sock` whose handshake with a `t` peer is done.
+fn accepted(sock: &mut Socket, t: SocketType, id: Option<&'static [u8]>) -> omq_core::pipe::PipeId {
+    let now = Instant::now();
+    let (pipe, _) = sock.handle_accepted("tcp://127.0.0.1:1", now);
+    sock.handle_ready(pipe, peer(t, id), now);
+    pipe
+}
+
+#[test]
+fn a_push_keeps_nothing_a_peer_sends_it() {
+    // A PUSH never reads; what a peer sent it used to wait in a queue nobody empties, and the
+    // pipe outlived its connection to keep it: memory grew with every such peer.
+    let mut push = Socket::new(SocketType::Push, Options::default(), 1).unwrap();
+    for _ in 0..100 {
+        let pipe = accepted(&mut push, SocketType::Pull, None);
+        assert!(push.handle_message(pipe, Message::from("junk")).is_ok());
+        push.handle_closed(pipe, &omq_core::CloseReason::Eof, Instant::now());
+    }
+    assert_eq!(push.pipes().len(), 0, "no pipe outlives its connection");
+}
+
+#[test]
+fn a_req_drops_what_no_request_waits_for() {
+    let mut req = Socket::new(SocketType::Req, Options::default(), 1).unwrap();
+    let a = accepted(&mut req, SocketType::Rep, None);
+    for _ in 0..100 {
+        assert!(req.handle_message(a, Message::from("unasked")).is_ok());
+    }
+    assert!(req.pipes().iter().all(|p| p.inbound.is_empty()));
+    // The reply to a real request still comes through.
+    req.send(Message::from("q")).unwrap();
+    while req.poll_transmit(a).is_some() {}
+    req.handle_message(a, Message::multipart([&b""[..], b"answer"]))
+        .unwrap();
+    assert_eq!(req.recv().unwrap(), Message::from("answer"));
+}
+
+#[test]
+fn a_router_keeps_the_id_of_a_peer_that_left_messages_behind() {
+    let mut router = Socket::new(SocketType::Router, Options::default(), 1).unwrap();
+    let pipe = accepted(&mut router, SocketType::Dealer, Some(b"peer-1"));
+    router
+        .handle_message(pipe, Message::from("last words"))
+        .unwrap();
+    router.handle_closed(pipe, &omq_core::CloseReason::Eof, Instant::now());
+    let got = router.recv().unwrap();
+    assert_eq!(got, Message::multipart([&b"peer-1"[..], b"last words"]));
+}
+
+#[test]
+fn a_rep_says_it_can_receive_only_what_it_can_answer() {
+    let mut rep = Socket::new(SocketType::Rep, Options::default(), 1).unwrap();
+    let pipe = accepted(&mut rep, SocketType::Req, None);
+    rep.handle_message(pipe, Message::from("no envelope"))
+        .unwrap();
+    assert!(
+        !rep.can_recv(),
+        "a request without a delimiter cannot be answered"
+    );
+    rep.handle_message(pipe, Message::multipart([&b""[..], b"fine"]))
+        .unwrap();
+    assert!(rep.can_recv());
+    assert_eq!(rep.recv().unwrap(), Message::from("fine"));
+}
+
+#[test]
+fn a_pair_connect_refused_while_busy_is_retried_later() {
+    // A PAIR with a peer refuses a second one; connecting meanwhile used to leave that endpoint
+    // dead for good (a dial for a pipe already dropped, and no redial ever).
+    let mut pair = Socket::new(
+        SocketType::Pair,
+        Options::default().reconnect_ivl(Some(Duration::from_millis(100))),
+        1,
+    )
+    .unwrap();
+    let first = accepted(&mut pair, SocketType::Pair, None);
+    let t0 = Instant::now();
+    pair.connect("tcp://127.0.0.1:2", t0).unwrap();
+    while let Some(a) = pair.poll_action() {
+        assert!(
+            !matches!(a, omq_core::Action::Dial { .. }),
+            "no dial while the PAIR is busy: {a:?}"
+        );
+    }
+    pair.handle_closed(first, &omq_core::CloseReason::Eof, t0);
+    let later = pair.poll_timeout().expect("a redial is scheduled");
+    pair.handle_timeout(later);
+    let dialled = std::iter::from_fn(|| pair.poll_action())
+        .any(|a| matches!(a, omq_core::Action::Dial { .. }));
+    assert!(
+        dialled,
+        "the endpoint is dialled again once the PAIR is free"
+    );
+}

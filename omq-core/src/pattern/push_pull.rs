@@ -33,6 +33,12 @@ impl Rules for Push {
         false
     }
 
+    /// A PUSH never reads: what a peer sends it is dropped, not queued where nothing would
+    /// ever take it (a peer sending and reconnecting in a loop grew memory without bound).
+    fn handle_message(&mut self, _: &mut Ctx<'_>, _: PipeId, _: Message) -> Result<(), Message> {
+        Ok(())
+    }
+
     fn attach(&mut self, _ctx: &mut Ctx<'_>, pipe: PipeId) -> Attach {
         self.lb.add(pipe);
         Attach::Attached

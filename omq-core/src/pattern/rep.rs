@@ -59,6 +59,20 @@ impl Rules for Rep {
         self.state.replying.is_some()
     }
 
+    /// A request without the empty delimiter of its envelope can never be answered: dropped
+    /// here, as `recv` would, so that `can_recv` is exact.
+    fn handle_message(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        pipe: PipeId,
+        msg: Message,
+    ) -> Result<(), Message> {
+        if !msg.parts().iter().any(|p| p.is_empty()) {
+            return Ok(());
+        }
+        ctx.push_inbound(pipe, msg)
+    }
+
     fn can_recv(&mut self, ctx: &mut Ctx<'_>) -> bool {
         self.state.replying.is_none() && ctx.has_message()
     }

@@ -64,6 +64,21 @@ impl Rules for Req {
         }
     }
 
+    /// Only the pipe of the request in flight can bring its reply: anything else (a message
+    /// while no request waits, or from another peer) is dropped at once, as `recv` would drop
+    /// it, instead of waiting in a queue (a chatty peer grew memory between requests).
+    fn handle_message(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        pipe: PipeId,
+        msg: Message,
+    ) -> Result<(), Message> {
+        match self.state.waiting {
+            Some((waiting, _)) if waiting == pipe => ctx.push_inbound(pipe, msg),
+            _ => Ok(()),
+        }
+    }
+
     fn can_send(&self, pipes: &Pipes, options: &Options) -> bool {
         (self.state.waiting.is_none() || options.req_relaxed)
             && self.lb.has_room(pipes, super::send_hwm(options))
