@@ -113,7 +113,10 @@ fn decode_all(max: Option<u64>, stream: &[u8], cuts: &[usize]) -> (Vec<Frame>, E
 }
 
 fuzz_target!(|data: &[u8]| {
-    let _budget = omq_fuzz::alloc::budget(32 * data.len() + (64 << 10));
+    // Each decoded frame costs a `Frame` (40 bytes) in a growing vector, for as little as 2
+    // input bytes, and up to two decodings' frames are alive at once: 128 bytes per input byte
+    // covers that; a claimed size would be far beyond.
+    let _budget = omq_fuzz::alloc::budget(128 * data.len() + (64 << 10));
     let mut r = Reader::new(data);
     let c = r.u8();
     let max = (c & 0x80 != 0).then(|| u64::from(r.u16()));
