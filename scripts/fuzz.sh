@@ -12,7 +12,7 @@
 # Environment:
 #   OMQ_FUZZ_SANITIZER   address (default) or none
 #   OMQ_FUZZ_TARGETS     space-separated subset of targets (default: all)
-#   OMQ_FUZZ_CHECK_KNOWN 1 to check known omq-core bugs too instead of working around them
+#   OMQ_FUZZ_CHECK_KNOWN 0 to work around the once-known (now fixed) bugs, for an older omq-core
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
