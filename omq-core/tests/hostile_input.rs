@@ -492,3 +492,24 @@ fn a_pair_connect_refused_while_busy_is_retried_later() {
         "the endpoint is dialled again once the PAIR is free"
     );
 }
+
+#[test]
+fn a_req_forgets_what_its_peer_queued_behind_the_reply() {
+    // Found by the fuzzer: a peer that sent its reply and then more, then left, left a
+    // draining pipe behind for ever (REQ reads nothing while no request waits).
+    let mut req = Socket::new(SocketType::Req, Options::default(), 1).unwrap();
+    let a = accepted(&mut req, SocketType::Rep, None);
+    req.send(Message::from("q")).unwrap();
+    while req.poll_transmit(a).is_some() {}
+    for body in [&b"answer"[..], b"extra", b"more"] {
+        req.handle_message(a, Message::multipart([&b""[..], body]))
+            .unwrap();
+    }
+    req.handle_closed(a, &omq_core::CloseReason::Eof, Instant::now());
+    assert_eq!(req.recv().unwrap(), Message::from("answer"));
+    assert_eq!(
+        req.pipes().len(),
+        0,
+        "nothing is kept for a reply nobody will read"
+    );
+}

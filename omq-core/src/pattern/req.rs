@@ -30,6 +30,14 @@ impl Req {
     }
 }
 
+/// Drops what `pipe` has queued (stale replies), and lets the socket resume or retire it.
+fn forget_queued(ctx: &mut Ctx<'_>, pipe: PipeId) {
+    if let Some(p) = ctx.pipes.get_mut(pipe) {
+        p.inbound.clear();
+    }
+    ctx.maybe_resume(pipe);
+}
+
 impl Rules for Req {
     fn send(&mut self, ctx: &mut Ctx<'_>, mut msg: Message) -> Result<(), SendError> {
         if self.state.waiting.is_some() && !ctx.options.req_relaxed {
@@ -38,6 +46,10 @@ impl Rules for Req {
         let Some(id) = self.lb.pick(ctx.pipes, ctx.send_hwm()) else {
             return Err(SendError::WouldBlock(msg));
         };
+        // REQ_RELAXED: what the previous request's peer queued can no longer be the reply.
+        if let Some((old, _)) = self.state.waiting {
+            forget_queued(ctx, old);
+        }
         let req_id = self.state.wrap(&mut msg, ctx.options.req_correlate);
         self.state.waiting = Some((id, req_id));
         ctx.enqueue(id, msg);
@@ -56,6 +68,8 @@ impl Rules for Req {
             let reply = self.state.accept(id, msg, correlate);
             if reply.is_some() {
                 self.state.waiting = None;
+                // Whatever that peer queued behind its reply answers nothing.
+                forget_queued(ctx, id);
             }
             ctx.maybe_resume(id);
             if let Some(reply) = reply {
