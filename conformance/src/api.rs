@@ -73,6 +73,9 @@ pub enum Case {
     PublisherFilters,
     /// A socket closed (or dropped) while it is still trying to connect never connects later.
     NoDialAfterClose,
+    /// Once `unbind` or `close` returns, the address can be bound again at once, and an old
+    /// ipc listener never removes the new one's file.
+    RebindAtOnce,
 }
 
 /// Runs one case on backend `B`.
@@ -343,6 +346,36 @@ async fn run_case<R: Runtime>(case: Case) {
                 );
             }
         }
+        Case::RebindAtOnce => {
+            let a = new(SocketType::Pull, d());
+            let ep = a.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
+            a.unbind(&ep).await.unwrap();
+            a.bind(&ep).await.expect("rebind after unbind");
+            a.close().await.unwrap();
+            let b = new(SocketType::Pull, d());
+            b.bind(&ep).await.expect("bind after close");
+            let path = format!("/tmp/omq-api-{}.sock", unique("rebind"));
+            let ipc = format!("ipc://{path}");
+            let c = new(SocketType::Pull, d());
+            c.bind(&ipc).await.unwrap();
+            c.close().await.unwrap();
+            let e = new(SocketType::Pull, d());
+            e.bind(&ipc).await.expect("ipc bind after close");
+            R::sleep_until(R::now() + Duration::from_millis(100)).await;
+            assert!(
+                std::path::Path::new(&path).exists(),
+                "the old listener removed the new socket's file"
+            );
+            let push = new(SocketType::Push, d());
+            push.connect(&ipc).await.unwrap();
+            push.send(Message::from("to the new one")).await.unwrap();
+            assert_eq!(
+                within::<R, _>(e.recv()).await.unwrap(),
+                Message::from("to the new one")
+            );
+            drop(e);
+            let _ = std::fs::remove_file(&path);
+        }
         Case::NoDialAfterClose => {
             let port = std::net::TcpListener::bind("127.0.0.1:0")
                 .unwrap()
@@ -466,7 +499,8 @@ macro_rules! api_suite {
                 a_connecting_push_delivers_after_the_peer_binds_late: LateBind,
                 close_waits_for_a_late_peer_without_polling: CloseWaitsForALatePeer,
                 a_pub_filters_on_the_wire: PublisherFilters,
-                a_closed_socket_never_connects_later: NoDialAfterClose
+                a_closed_socket_never_connects_later: NoDialAfterClose,
+                an_address_can_be_bound_again_at_once: RebindAtOnce
             );
         }
     };

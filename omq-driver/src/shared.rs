@@ -53,6 +53,8 @@ pub struct Shared {
     /// Something a closing socket waits for may have happened: a connection wrote out
     /// everything it owed, or the closed core changed.
     pub flushed: Event,
+    /// A listener task has ended and released its socket.
+    pub released: Event,
     /// Wakes the timer task when the deadline moves.
     pub timer: Signal,
     /// Starts tasks on the socket's own runtime. Stored as a plain function pointer so that
@@ -138,6 +140,7 @@ impl Shared {
             recv_ready: Event::new(),
             monitor_ready: Event::new(),
             flushed: Event::new(),
+            released: Event::new(),
             timer: Signal::default(),
             starter: start_on::<R>,
         })

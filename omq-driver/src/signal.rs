@@ -3,7 +3,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 
 use atomic_waker::AtomicWaker;
@@ -24,6 +24,8 @@ pub struct Signal {
     waker: AtomicWaker,
     /// Bytes the connection still has to write (read by close to honour LINGER).
     pub unflushed: AtomicUsize,
+    /// The task has ended and let go of what it held (a listener its socket).
+    pub done: AtomicBool,
 }
 
 impl Signal {

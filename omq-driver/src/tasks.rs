@@ -170,6 +170,17 @@ pub struct ListenerTask<R: Runtime> {
 
 impl<R: Runtime> ListenerTask<R> {
     async fn run(self) {
+        let (shared, signal) = (self.shared.clone(), self.signal.clone());
+        self.serve().await;
+        // The listener (and any accept in flight) is dropped by now. On io_uring the kernel
+        // still holds the socket until the cancelled accept completes, which the runtime sees
+        // on its next turn: give it one, then whoever unbinds or closes may bind again.
+        R::sleep_until(R::now() + std::time::Duration::from_millis(2)).await;
+        signal.done.store(true, Ordering::Release);
+        shared.released.notify(usize::MAX);
+    }
+
+    async fn serve(self) {
         let ListenerTask {
             shared,
             listener,
@@ -529,16 +540,40 @@ pub(crate) async fn close<R: Runtime>(
             _ = sleep => {}
         }
     };
-    shared.with(|st| {
+    let listeners: Vec<Arc<Signal>> = shared.with(|st| {
         st.stopped = true;
         for (_, s) in st.conns.drain() {
             s.raise(CLOSE);
         }
-        for (_, s) in st.listeners.drain() {
-            s.raise(CLOSE);
-        }
+        st.listeners.drain().map(|(_, s)| s).collect()
     });
+    for s in &listeners {
+        s.raise(CLOSE);
+    }
     shared.timer.raise(CLOSE);
     crate::inproc::release_all(shared);
+    released::<R>(shared, &listeners).await;
     flushed
 }
+
+/// Waits (a bounded while) until the listeners told to stop have let go of their sockets, so
+/// the addresses can be bound again as soon as close or unbind returns.
+pub(crate) async fn released<R: Runtime>(shared: &Shared, listeners: &[Arc<Signal>]) {
+    let deadline = R::now() + RELEASE_WAIT;
+    loop {
+        let listener = shared.released.listen();
+        if listeners.iter().all(|s| s.done.load(Ordering::Acquire)) || R::now() >= deadline {
+            return;
+        }
+        let sleep = R::sleep_until(deadline).fuse();
+        let woken = listener.fuse();
+        pin_mut!(sleep, woken);
+        select_biased! {
+            _ = woken => {}
+            _ = sleep => {}
+        }
+    }
+}
+
+/// The longest close or unbind waits for a listener to let go of its socket.
+const RELEASE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
