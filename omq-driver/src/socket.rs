@@ -177,16 +177,19 @@ impl<R: Runtime> Socket<R> {
     /// Returns once the listener has let go of the address (within a bounded wait), so the
     /// same endpoint can be bound again at once.
     pub async fn unbind(&self, endpoint: &str) -> Result<(), Error> {
-        let mut st = self.shared().lock();
-        let resolved = st.core.unbind(endpoint)?;
-        let stopped = st.listeners.remove(&resolved);
-        if let Some(s) = &stopped {
-            s.raise(CLOSE);
-        }
-        if let Some(name) = resolved.strip_prefix("inproc://") {
-            crate::inproc::unbind(self.shared(), name);
-        }
-        self.shared().finish(st);
+        let stopped = {
+            let mut st = self.shared().lock();
+            let resolved = st.core.unbind(endpoint)?;
+            let stopped = st.listeners.remove(&resolved);
+            if let Some(s) = &stopped {
+                s.raise(CLOSE);
+            }
+            if let Some(name) = resolved.strip_prefix("inproc://") {
+                crate::inproc::unbind(self.shared(), name);
+            }
+            self.shared().finish(st);
+            stopped
+        };
         if let Some(s) = stopped {
             crate::tasks::released::<R>(self.shared(), &[s]).await;
         }
