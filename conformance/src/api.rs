@@ -96,7 +96,7 @@ async fn run_case<R: Runtime>(case: Case) {
                 let pull = new(SocketType::Pull, d());
                 let bound = pull.bind(&ep).await.unwrap();
                 let push = new(SocketType::Push, d().send_hwm(10_000));
-                push.connect(&bound.to_string()).await.unwrap();
+                push.connect(&bound).await.unwrap(); // an Endpoint, as bind returned it
                 let big = vec![9u8; 200_000];
                 for m in [
                     Message::from("hello"),

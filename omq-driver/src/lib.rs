@@ -22,7 +22,7 @@ pub mod tasks;
 pub use error::Error;
 pub use proxy::{proxy, proxy_steerable, ProxyStatistics};
 pub use runtime::{Listener, ReadHalf, Runtime, WriteHalf};
-pub use socket::{Monitor, Socket, TrySendError};
+pub use socket::{AsEndpoint, Monitor, Socket, TrySendError};
 pub use stream::{SocketSink, SocketStream};
 pub use tasks::Task;
 

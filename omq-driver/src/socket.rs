@@ -65,6 +65,43 @@ impl<R: Runtime> Drop for Handle<R> {
     }
 }
 
+/// What `bind`, `connect`, `unbind` and `disconnect` take: endpoint text (`&str`, `String`)
+/// or an [`Endpoint`] (what `bind` returns), so a bound endpoint can be passed on as it is.
+pub trait AsEndpoint {
+    /// The endpoint as text.
+    fn as_endpoint(&self) -> std::borrow::Cow<'_, str>;
+}
+
+impl AsEndpoint for &str {
+    fn as_endpoint(&self) -> std::borrow::Cow<'_, str> {
+        std::borrow::Cow::Borrowed(self)
+    }
+}
+
+impl AsEndpoint for String {
+    fn as_endpoint(&self) -> std::borrow::Cow<'_, str> {
+        std::borrow::Cow::Borrowed(self)
+    }
+}
+
+impl AsEndpoint for &String {
+    fn as_endpoint(&self) -> std::borrow::Cow<'_, str> {
+        std::borrow::Cow::Borrowed(self.as_str())
+    }
+}
+
+impl AsEndpoint for Endpoint {
+    fn as_endpoint(&self) -> std::borrow::Cow<'_, str> {
+        std::borrow::Cow::Owned(self.to_string())
+    }
+}
+
+impl AsEndpoint for &Endpoint {
+    fn as_endpoint(&self) -> std::borrow::Cow<'_, str> {
+        std::borrow::Cow::Owned(self.to_string())
+    }
+}
+
 /// A message that could not be sent without waiting, given back with the reason.
 #[derive(Debug)]
 pub struct TrySendError {
@@ -131,7 +168,8 @@ impl<R: Runtime> Socket<R> {
 
     /// Binds to an endpoint and returns it as bound (`tcp://127.0.0.1:0` comes back with its
     /// real port).
-    pub async fn bind(&self, endpoint: &str) -> Result<Endpoint, Error> {
+    pub async fn bind(&self, endpoint: impl AsEndpoint) -> Result<Endpoint, Error> {
+        let endpoint = &*endpoint.as_endpoint();
         let ep = self.shared().lock().core.bind(endpoint)?;
         if let Endpoint::Inproc(name) = &ep {
             return match crate::inproc::bind(self.shared(), name) {
@@ -176,7 +214,8 @@ impl<R: Runtime> Socket<R> {
     /// Stops listening on a bound endpoint and closes the connections accepted on it.
     /// Returns once the listener has let go of the address (within a bounded wait), so the
     /// same endpoint can be bound again at once.
-    pub async fn unbind(&self, endpoint: &str) -> Result<(), Error> {
+    pub async fn unbind(&self, endpoint: impl AsEndpoint) -> Result<(), Error> {
+        let endpoint = &*endpoint.as_endpoint();
         let stopped = {
             let mut st = self.shared().lock();
             let resolved = st.core.unbind(endpoint)?;
@@ -198,7 +237,8 @@ impl<R: Runtime> Socket<R> {
 
     /// Connects to an endpoint, now and after every loss of the connection. Works before the
     /// peer binds: messages queue for it (unless IMMEDIATE).
-    pub async fn connect(&self, endpoint: &str) -> Result<(), Error> {
+    pub async fn connect(&self, endpoint: impl AsEndpoint) -> Result<(), Error> {
+        let endpoint = &*endpoint.as_endpoint();
         let _: Endpoint = endpoint.parse()?;
         let mut st = self.shared().lock();
         st.core.connect(endpoint, R::now())?;
@@ -207,7 +247,8 @@ impl<R: Runtime> Socket<R> {
     }
 
     /// Stops connecting to an endpoint and drops what was queued for it.
-    pub async fn disconnect(&self, endpoint: &str) -> Result<(), Error> {
+    pub async fn disconnect(&self, endpoint: impl AsEndpoint) -> Result<(), Error> {
+        let endpoint = &*endpoint.as_endpoint();
         let mut st = self.shared().lock();
         st.core.disconnect(endpoint)?;
         self.shared().finish(st);
