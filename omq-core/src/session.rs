@@ -660,13 +660,15 @@ impl Session {
     /// and a connection that has not finished its handshake reads in small steps, so a
     /// thousand stalled handshakes hold a few hundred bytes each.
     pub fn read_hint(&self, buffered: &[u8]) -> usize {
-        let (batch, wanted) = match self.phase {
+        let (least, wanted) = match self.phase {
             Phase::Greeting => return HANDSHAKE_READ,
             Phase::Handshake => (HANDSHAKE_READ, self.decoder.bytes_wanted(buffered)),
-            Phase::Ready => (READ_BATCH, self.decoder.bytes_wanted(buffered)),
+            // A quarter batch of room is enough to read on into; asking for a whole batch every
+            // time made the driver grow (and so move) its buffer after almost every read.
+            Phase::Ready => (READ_BATCH / 4, self.decoder.bytes_wanted(buffered)),
             Phase::Failed => return 0,
         };
-        batch.max(wanted.min(buffered.len()))
+        least.max(wanted.min(buffered.len()))
     }
 
     /// True once the handshake has completed (and the session has not failed).

@@ -405,7 +405,10 @@ impl<R: Runtime> ConnectionTask<R> {
                             // merely announces.
                             let room = conn.read_hint(&buf);
                             if buf.capacity() - buf.len() < room {
-                                buf.reserve(room);
+                                // Grow by a whole batch at least, so small reads do not each
+                                // grow the buffer; never by more than the hint allows.
+                                let batch = if conn.session().is_ready() { READ_SIZE } else { 0 };
+                                buf.reserve(room.max(batch));
                             }
                             if conn.wants_read() {
                                 read.set(r.read(buf).fuse());
