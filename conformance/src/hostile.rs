@@ -161,6 +161,11 @@ pub enum Case {
     /// Bound: 64 MB at the peak (the topics are ~4 MB on the wire); live heap back within 8 MB
     /// of the baseline once they are cancelled.
     SubscribeCancelFlood,
+    /// 200,000 SUBSCRIBEs of distinct topics to an XPUB whose application reads none of its
+    /// notifications (RCVHWM 100): the connection stops being read once 100 wait, so neither
+    /// notifications nor topics pile up. Bound: 16 MB at the peak (unbounded, they cost ~40
+    /// MB); once the application reads, the notifications flow again.
+    XpubUnreadSubscriptionFlood,
     /// A hostile server answers an omq DEALER's handshake with a READY of 100,000 properties
     /// plus `User-Id`, then hangs up: the DEALER reports the disconnect and works with a real
     /// ROUTER on the same port within 3 s of that READY.
@@ -662,6 +667,7 @@ async fn run<R: Runtime>(case: Case, backend: &'static str) {
         Case::SlowlorisGreeting => slowloris::<R>(label).await,
         Case::PartialFramesThenClose => partial_frames::<R>(label).await,
         Case::SubscribeCancelFlood => subscribe_cancel_flood::<R>(label).await,
+        Case::XpubUnreadSubscriptionFlood => xpub_unread_flood::<R>(label).await,
         Case::ServerManyProperties => hostile_server::<R>(label, Server::ManyProperties).await,
         Case::ServerFrame2e62 => hostile_server::<R>(label, Server::Frame2e62).await,
         Case::ServerCommand2e63 => hostile_server::<R>(label, Server::Command2e63).await,
@@ -1292,6 +1298,67 @@ async fn subscribe_cancel_flood<R: Runtime>(label: &str) {
     drop(peer);
 }
 
+async fn xpub_unread_flood<R: Runtime>(label: &str) {
+    const TOPICS: usize = 200_000;
+    const BOUND: usize = 16 * MB;
+    let v = Victim::<R>::bind(Kind::XPub, Options::default().recv_hwm(100)).await;
+    let base = Baseline::take();
+    let addr = v.addr;
+    let peer = attack("xpub-flood", move || {
+        let mut p = RawPeer::connect_ready(addr, "SUB").ctx("handshake")?;
+        // Once the victim stops reading, the kernel's buffers fill and a write stalls: that is
+        // the backpressure this case wants, so a stalled write ends the attack, not the test.
+        p.stream
+            .set_write_timeout(Some(Duration::from_secs(2)))
+            .ctx("timeout")?;
+        let mut rng = raw::Prng::new(9);
+        let mut batch = Vec::with_capacity(80 * 1024);
+        let mut sent = 0usize;
+        for i in 0..TOPICS {
+            let mut topic = vec![0u8; rng.range(16, 64)];
+            rng.fill(&mut topic);
+            batch.extend(raw::subscribe(&topic));
+            if batch.len() >= 16 * 1024 || i + 1 == TOPICS {
+                if p.send(&batch).is_err() {
+                    break;
+                }
+                batch.clear();
+                sent = i + 1;
+                if base.heap_now() > 2 * BOUND {
+                    return Err(format!(
+                        "stopped after {sent} topics: the victim's heap grew by {} MB",
+                        base.heap_now() / MB
+                    ));
+                }
+            }
+        }
+        Ok((p, sent))
+    })
+    .join::<R>(|| {})
+    .await;
+    let (attacker, sent) = peer;
+    println!("{label}: {sent} topics written before the victim stopped reading");
+    assert!(
+        sent < TOPICS,
+        "{label}: the victim read all {TOPICS} subscriptions unread"
+    );
+    check_peak(label, &base, BOUND);
+    // The application reads: notifications flow again, past the first 100.
+    within::<R, _>(SERVE, "notifications resume", async {
+        for _ in 0..1_000 {
+            v.socket.recv().await.expect("notification");
+        }
+    })
+    .await;
+    // The attacker leaves; the application reads what is left, then a real peer is served.
+    drop(attacker);
+    while within_opt::<R, _>(Duration::from_millis(200), v.socket.recv())
+        .await
+        .is_some()
+    {}
+    v.served_by_omq(label).await;
+}
+
 /// What a hostile server does to a connecting omq client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Server {
@@ -1440,6 +1507,7 @@ macro_rules! hostile_suite {
                 slowloris_greeting: SlowlorisGreeting,
                 partial_frames_then_close: PartialFramesThenClose,
                 subscribe_cancel_flood_of_100k_topics: SubscribeCancelFlood,
+                xpub_unread_subscription_flood: XpubUnreadSubscriptionFlood,
                 hostile_server_ready_with_100k_properties: ServerManyProperties,
                 hostile_server_frame_of_2_62_bytes: ServerFrame2e62,
                 hostile_server_command_of_2_63_bytes: ServerCommand2e63,

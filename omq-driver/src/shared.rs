@@ -55,6 +55,9 @@ pub struct Shared {
     pub flushed: Event,
     /// A listener task has ended and released its socket.
     pub released: Event,
+    /// The socket is closing: connections tell [`Shared::flushed`] when they have written
+    /// everything (only then, so the message path pays nothing for it).
+    pub closing: std::sync::atomic::AtomicBool,
     /// Wakes the timer task when the deadline moves.
     pub timer: Signal,
     /// Starts tasks on the socket's own runtime. Stored as a plain function pointer so that
@@ -141,6 +144,7 @@ impl Shared {
             monitor_ready: Event::new(),
             flushed: Event::new(),
             released: Event::new(),
+            closing: std::sync::atomic::AtomicBool::new(false),
             timer: Signal::default(),
             starter: start_on::<R>,
         })

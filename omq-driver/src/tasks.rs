@@ -321,8 +321,8 @@ impl<R: Runtime> ConnectionTask<R> {
             }
             let queued = conn.queued_transmit() + pending_bytes + in_write;
             signal.unflushed.store(queued, Ordering::Release);
-            if queued == 0 {
-                // A closing socket may be waiting for exactly this (cheap when nobody is).
+            if queued == 0 && shared.closing.load(Ordering::Acquire) {
+                // A closing socket may be waiting for exactly this.
                 shared.flushed.notify(usize::MAX);
             }
             if conn.wants_read() {
@@ -511,6 +511,7 @@ pub(crate) async fn close<R: Runtime>(
     shared: &Arc<Shared>,
     linger: Option<std::time::Duration>,
 ) -> bool {
+    shared.closing.store(true, Ordering::Release);
     shared.with(|st| st.core.close());
     let deadline = linger.map(|l| R::now() + l);
     let flushed = loop {
