@@ -51,7 +51,7 @@ fn key(pipe: PipeId) -> Token {
 
 fn tcp_addr(ep: &Endpoint) -> io::Result<std::net::SocketAddr> {
     match ep {
-        Endpoint::Tcp { host, port } => {
+        Endpoint::Tcp { host, port, .. } => {
             let host = match host {
                 Host::Any => "0.0.0.0",
                 Host::Name(h) => h.as_str(),

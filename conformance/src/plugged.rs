@@ -140,7 +140,7 @@ impl Runtime for AsyncIo {
         t: &TransportOptions,
     ) -> io::Result<(Reader<Stream>, Writer<Stream>)> {
         match endpoint {
-            Endpoint::Tcp { host, port } => {
+            Endpoint::Tcp { host, port, .. } => {
                 let addr = net::resolve(host, *port, t.ipv6)?[0];
                 let s = Async::<TcpStream>::connect(addr).await?;
                 s.get_ref().set_nodelay(true)?;
@@ -160,7 +160,7 @@ impl Runtime for AsyncIo {
         t: &TransportOptions,
     ) -> io::Result<(AsyncListener, String)> {
         match endpoint {
-            Endpoint::Tcp { host, port } => {
+            Endpoint::Tcp { host, port, .. } => {
                 let (l, resolved) = net::tcp_listener(host, *port, t)?;
                 Ok((AsyncListener::Tcp(Async::new(l)?), resolved))
             }

@@ -190,7 +190,7 @@ impl Runtime for Compio {
 
     async fn connect(endpoint: &Endpoint, t: &TransportOptions) -> io::Result<(Reader, Writer)> {
         match endpoint {
-            Endpoint::Tcp { host, port } => connect_tcp(host, *port, t).await,
+            Endpoint::Tcp { host, port, .. } => connect_tcp(host, *port, t).await,
             Endpoint::Ipc(path) => {
                 let addr = net::ipc_addr(path)?;
                 let s = std::os::unix::net::UnixStream::connect_addr(&addr)?;
@@ -206,7 +206,7 @@ impl Runtime for Compio {
         t: &TransportOptions,
     ) -> io::Result<(CompioListener, String)> {
         match endpoint {
-            Endpoint::Tcp { host, port } => {
+            Endpoint::Tcp { host, port, .. } => {
                 let (h, port, t) = (host.clone(), *port, t.clone());
                 let (l, resolved) =
                     off_thread_for_names(host, move || net::tcp_listener(&h, port, &t)).await?;

@@ -1,16 +1,20 @@
-//! Endpoints: `tcp://host:port`, `ipc://path` (or `ipc://@abstract`), `inproc://name`.
+//! Endpoints: `tcp://host:port`, `ipc://path` (or `ipc://@abstract`), `inproc://name`, and the
+//! compressed tcp transports `lz4+tcp://host:port` and `zstd+tcp://host:port` (see
+//! [`crate::compress`]), which dial and listen exactly as tcp does.
 //!
 //! Parsing is pure; resolving host names and binding belong to the driver.
 
 use std::fmt;
 use std::str::FromStr;
 
+use crate::compress::Compression;
+
 /// An endpoint could not be parsed or uses a transport omq does not have.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum EndpointError {
     /// No `transport://` prefix.
-    #[error("endpoint {0:?} has no transport (expected tcp://, ipc:// or inproc://)")]
+    #[error("endpoint {0:?} has no transport (expected tcp://, ipc://, inproc://, lz4+tcp:// or zstd+tcp://)")]
     MissingTransport(String),
     /// A transport omq does not implement (pgm, epgm, norm, udp, vmci, ws...).
     #[error("transport {0:?} is not supported (omq has tcp, ipc and inproc)")]
@@ -40,12 +44,16 @@ pub enum Host {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Endpoint {
-    /// `tcp://host:port`; port 0 (or `*`) binds an ephemeral port.
+    /// `tcp://host:port`; port 0 (or `*`) binds an ephemeral port. `lz4+tcp://` and
+    /// `zstd+tcp://` are tcp too, with [`Endpoint::Tcp::compression`] set: a backend dials and
+    /// listens as for tcp, and the session compresses.
     Tcp {
         /// Host part (brackets removed from IPv6 literals).
         host: Host,
         /// Port (0: any).
         port: u16,
+        /// The compressed transport (`lz4+tcp://`, `zstd+tcp://`), None for plain tcp.
+        compression: Option<Compression>,
     },
     /// `ipc://path`; a leading `@` names a Linux abstract socket.
     Ipc(String),
@@ -57,9 +65,32 @@ impl Endpoint {
     /// The transport name.
     pub fn transport(&self) -> &'static str {
         match self {
+            Endpoint::Tcp {
+                compression: Some(c),
+                ..
+            } => c.scheme(),
             Endpoint::Tcp { .. } => "tcp",
             Endpoint::Ipc(_) => "ipc",
             Endpoint::Inproc(_) => "inproc",
+        }
+    }
+}
+
+impl Endpoint {
+    /// The compressed transport this endpoint runs, if any.
+    pub fn compression(&self) -> Option<Compression> {
+        match self {
+            Endpoint::Tcp { compression, .. } => *compression,
+            _ => None,
+        }
+    }
+
+    /// `resolved`, an address a backend bound for this endpoint and wrote as `tcp://...`,
+    /// with this endpoint's scheme (`lz4+tcp://...` for a compressed one).
+    pub fn rescheme(&self, resolved: String) -> String {
+        match (self.compression(), resolved.strip_prefix("tcp://")) {
+            (Some(c), Some(addr)) => format!("{}://{addr}", c.scheme()),
+            _ => resolved,
         }
     }
 }
@@ -75,6 +106,12 @@ impl FromStr for Endpoint {
             transport,
             address: address.into(),
             reason,
+        };
+        let compression = Compression::from_scheme(transport);
+        let transport = if compression.is_some() {
+            "tcp"
+        } else {
+            transport
         };
         match transport {
             "tcp" => {
@@ -108,7 +145,11 @@ impl FromStr for Endpoint {
                 } else {
                     Host::Name(host.into())
                 };
-                Ok(Endpoint::Tcp { host, port })
+                Ok(Endpoint::Tcp {
+                    host,
+                    port,
+                    compression,
+                })
             }
             "ipc" => {
                 if address.is_empty() || address == "@" {
@@ -130,11 +171,18 @@ impl FromStr for Endpoint {
 impl fmt::Display for Endpoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Endpoint::Tcp { host, port } => match host {
-                Host::Any => write!(f, "tcp://*:{port}"),
-                Host::Name(h) if h.contains(':') => write!(f, "tcp://[{h}]:{port}"),
-                Host::Name(h) => write!(f, "tcp://{h}:{port}"),
-            },
+            Endpoint::Tcp {
+                host,
+                port,
+                compression,
+            } => {
+                let scheme = compression.map_or("tcp", Compression::scheme);
+                match host {
+                    Host::Any => write!(f, "{scheme}://*:{port}"),
+                    Host::Name(h) if h.contains(':') => write!(f, "{scheme}://[{h}]:{port}"),
+                    Host::Name(h) => write!(f, "{scheme}://{h}:{port}"),
+                }
+            }
             Endpoint::Ipc(p) => write!(f, "ipc://{p}"),
             Endpoint::Inproc(n) => write!(f, "inproc://{n}"),
         }
@@ -156,9 +204,22 @@ mod tests {
             ep,
             Endpoint::Tcp {
                 host: Host::Any,
-                port: 0
+                port: 0,
+                compression: None,
             }
         );
+        for scheme in ["lz4+tcp", "zstd+tcp"] {
+            let text = format!("{scheme}://127.0.0.1:5555");
+            let ep: Endpoint = text.parse().unwrap();
+            assert_eq!(ep.to_string(), text);
+            assert_eq!(ep.compression().unwrap().scheme(), scheme);
+            assert_eq!(ep.transport(), scheme);
+            assert_eq!(
+                ep.rescheme("tcp://127.0.0.1:4000".into()),
+                format!("{scheme}://127.0.0.1:4000")
+            );
+        }
+        assert!("lz4+ipc://x".parse::<Endpoint>().is_err());
         assert_eq!(
             "ipc://@abstract".parse::<Endpoint>().unwrap(),
             Endpoint::Ipc("@abstract".into())

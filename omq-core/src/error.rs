@@ -220,6 +220,77 @@ pub enum ConfigError {
         /// The length given.
         len: usize,
     },
+    /// A compression dictionary (COMPRESSION_DICT) that the transport cannot use.
+    #[error("compression dictionary: {0}")]
+    CompressionDict(&'static str),
+    /// A zstd level (COMPRESSION_LEVEL) outside -7 to 4.
+    #[error("compression level {0}; zstd+tcp has -7 to 4")]
+    CompressionLevel(i32),
+}
+
+/// A peer on `lz4+tcp://` or `zstd+tcp://` sent a part its envelope does not allow, or one
+/// whose decompression would break a limit. Each ends the connection before the part's
+/// claimed size is allocated.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CompressionError {
+    /// A part too short for its envelope.
+    #[error("compressed-transport part of {len} bytes is shorter than its {need}-byte envelope")]
+    ShortPart {
+        /// The part's length.
+        len: usize,
+        /// The envelope's length.
+        need: usize,
+    },
+    /// The first four bytes are no sentinel of this transport (a peer on plain tcp://, or on
+    /// the other compressed transport, looks like this).
+    #[error("unknown sentinel {0:02x?}: is the peer on the same compressed transport?")]
+    UnknownSentinel([u8; 4]),
+    /// The part claims more decompressed bytes than MAXMSGSIZE leaves for its message.
+    #[error("part claims {claimed} decompressed bytes; MAXMSGSIZE leaves {left} for its message")]
+    OverBudget {
+        /// The size claimed.
+        claimed: u64,
+        /// What the limit left for the message.
+        left: u64,
+    },
+    /// The part claims more than its compressed bytes can expand to.
+    #[error("part claims {claimed} bytes from {wire} compressed bytes, more than the format can hold")]
+    Implausible {
+        /// The size claimed.
+        claimed: u64,
+        /// The compressed bytes received.
+        wire: usize,
+    },
+    /// An LZ4B part claiming more than one 1 GiB block.
+    #[error("LZ4B part claims {0} bytes; one block holds at most 1 GiB")]
+    BlockTooLarge(u64),
+    /// A zstd frame without Frame_Content_Size (the receiver needs it to bound decoding).
+    #[error("zstd frame without Frame_Content_Size")]
+    MissingContentSize,
+    /// The compressed data does not decode.
+    #[error("malformed compressed part: {0}")]
+    Malformed(String),
+    /// The part decoded to another size than it declared.
+    #[error("part declared {declared} bytes and decoded to {got}")]
+    SizeMismatch {
+        /// Declared size.
+        declared: u64,
+        /// Decoded size.
+        got: u64,
+    },
+    /// A dictionary shipment with MORE set or inside a multipart message.
+    #[error("dictionary shipped inside a multipart message")]
+    DictInMultipart,
+    /// A dictionary of 0 bytes or more than 8 KiB.
+    #[error("dictionary of {0} bytes; 1 to 8192 are allowed")]
+    DictSize(usize),
+    /// A second dictionary on the same connection.
+    #[error("second dictionary on one connection")]
+    SecondDict,
+    /// A zstd dictionary that is not a valid ZDICT blob.
+    #[error("invalid zstd dictionary: {0}")]
+    BadDict(String),
 }
 
 /// A local limit the peer exceeded.
@@ -300,6 +371,9 @@ pub enum SessionError {
     /// The session's configuration cannot work (found when it started).
     #[error("configuration: {0}")]
     Config(#[from] ConfigError),
+    /// A compressed transport's peer sent a part that does not decode within the limits.
+    #[error("compressed transport: {0}")]
+    Compression(#[from] CompressionError),
 }
 
 impl SessionError {

@@ -16,6 +16,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod compress;
 pub mod connection;
 pub mod endpoint;
 pub mod error;
@@ -38,7 +39,7 @@ pub mod wire;
 pub mod z85;
 
 pub use endpoint::Endpoint;
-pub use error::{LimitError, ProtocolError, SessionError, Timeout, UsageError};
+pub use error::{CompressionError, LimitError, ProtocolError, SessionError, Timeout, UsageError};
 pub use mechanism::auth::{Authenticator, CurveAllowList};
 pub use mechanism::{AuthReply, AuthRequest, MechanismConfig};
 pub use message::{Message, Part};

@@ -73,6 +73,9 @@ pub enum OptionName {
     ConnectTimeout,
     TcpMaxRt,
     BindToDevice,
+    CompressionDict,
+    CompressionAutoTrain,
+    CompressionLevel,
 }
 
 impl OptionName {
@@ -126,6 +129,9 @@ impl OptionName {
             ConnectTimeout => "CONNECT_TIMEOUT",
             TcpMaxRt => "TCP_MAXRT",
             BindToDevice => "BINDTODEVICE",
+            CompressionDict => "COMPRESSION_DICT",
+            CompressionAutoTrain => "COMPRESSION_AUTO_TRAIN",
+            CompressionLevel => "COMPRESSION_LEVEL",
         }
     }
 
@@ -282,6 +288,15 @@ pub enum SocketOption {
     /// BINDTODEVICE: tcp sockets use only this network interface (SO_BINDTODEVICE; needs
     /// CAP_NET_RAW).
     BindToDevice(Option<String>),
+    /// COMPRESSION_DICT (omq.rs's OMQ_COMPRESSION_DICT): the dictionary `lz4+tcp://` and
+    /// `zstd+tcp://` connections ship once and compress with (1 to 8192 bytes; raw bytes for
+    /// LZ4, a ZDICT blob for zstd; None: none).
+    CompressionDict(Option<Bytes>),
+    /// COMPRESSION_AUTO_TRAIN (OMQ_COMPRESSION_AUTO_TRAIN): without a dictionary, train one
+    /// from the first outgoing parts of each compressed connection and ship it. Off by default.
+    CompressionAutoTrain(bool),
+    /// COMPRESSION_LEVEL (OMQ_COMPRESSION_LEVEL): the zstd level, -7 to 4 (default 1).
+    CompressionLevel(i32),
 }
 
 impl SocketOption {
@@ -333,6 +348,9 @@ impl SocketOption {
             O::ConnectTimeout(_) => OptionName::ConnectTimeout,
             O::TcpMaxRt(_) => OptionName::TcpMaxRt,
             O::BindToDevice(_) => OptionName::BindToDevice,
+            O::CompressionDict(_) => OptionName::CompressionDict,
+            O::CompressionAutoTrain(_) => OptionName::CompressionAutoTrain,
+            O::CompressionLevel(_) => OptionName::CompressionLevel,
         }
     }
 }
@@ -374,6 +392,9 @@ pub struct Options {
     pub(crate) zap_domain: Bytes,
     pub(crate) transport: TransportOptions,
     pub(crate) authenticator: Option<AuthenticatorHandle>,
+    pub(crate) compression_dict: Option<Bytes>,
+    pub(crate) compression_auto_train: bool,
+    pub(crate) compression_level: i32,
     /// libzmq-style security options, turned into `mechanism` when the socket is made.
     security: Security,
     /// Options set explicitly (checked against the socket type).
@@ -419,6 +440,9 @@ impl Default for Options {
             zap_domain: Bytes::new(),
             transport: TransportOptions::default(),
             authenticator: None,
+            compression_dict: None,
+            compression_auto_train: false,
+            compression_level: crate::compress::DEFAULT_LEVEL,
             security: Security::default(),
             set: Vec::new(),
             error: None,
@@ -532,6 +556,14 @@ builder! {
     tcp_maxrt(Option<Duration>) => TcpMaxRt;
     /// BINDTODEVICE: tcp sockets use only this interface (needs CAP_NET_RAW).
     bind_to_device(Option<String>) => BindToDevice;
+    /// COMPRESSION_DICT: the dictionary `lz4+tcp://` / `zstd+tcp://` connections ship and
+    /// compress with (1 to 8192 bytes: raw bytes for LZ4, a ZDICT blob for zstd).
+    compression_dict(Option<Bytes>) => CompressionDict;
+    /// COMPRESSION_AUTO_TRAIN: train a dictionary from each compressed connection's first
+    /// outgoing parts and ship it (off by default; ignored with COMPRESSION_DICT).
+    compression_auto_train(bool) => CompressionAutoTrain;
+    /// COMPRESSION_LEVEL: the zstd level, -7 to 4 (default 1).
+    compression_level(i32) => CompressionLevel;
 }
 
 impl Options {
@@ -773,6 +805,22 @@ impl Options {
                     return Err(invalid("at most 2^32-1 ms"));
                 }
                 self.transport.tcp_maxrt = v.filter(|d| !d.is_zero());
+            }
+            O::CompressionDict(v) => {
+                if v
+                    .as_ref()
+                    .is_some_and(|d| d.is_empty() || d.len() > crate::compress::MAX_DICT)
+                {
+                    return Err(invalid("a dictionary of 1 to 8192 bytes"));
+                }
+                self.compression_dict = v;
+            }
+            O::CompressionAutoTrain(v) => self.compression_auto_train = v,
+            O::CompressionLevel(v) => {
+                if !crate::compress::LEVELS.contains(&v) {
+                    return Err(invalid("a zstd level from -7 to 4"));
+                }
+                self.compression_level = v;
             }
             O::BindToDevice(v) => {
                 if v.as_ref().is_some_and(|d| d.is_empty() || d.len() > 15) {

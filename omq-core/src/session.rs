@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 
+use crate::compress::{Codec, CompressionConfig, Decoded};
 use crate::error::{LimitError, ProtocolError, SessionError, Timeout, UsageError};
 use crate::mechanism::{
     AuthReply, AuthRequest, Entropy, LocalProperties, Mechanism, MechanismConfig, NullMechanism,
@@ -90,6 +91,11 @@ pub struct SessionConfig {
     pub handshake_ivl: Option<Duration>,
     /// Interval between our PINGs (HEARTBEAT_IVL; None: no heartbeats).
     pub heartbeat_ivl: Option<Duration>,
+    /// The compressed transport this connection runs (`lz4+tcp://`, `zstd+tcp://`), with the
+    /// socket's compression options; None for plain tcp, ipc and inproc. Message parts after
+    /// the handshake travel in its envelope, and MAXMSGSIZE then bounds each message's
+    /// decompressed size, summed over its parts.
+    pub compression: Option<CompressionConfig>,
     /// TTL announced in our PINGs (HEARTBEAT_TTL), cut to [`MAX_HEARTBEAT_TTL`].
     pub heartbeat_ttl: Option<Duration>,
     /// Time to wait for any traffic after a PING (HEARTBEAT_TIMEOUT; None: the interval).
@@ -117,6 +123,7 @@ impl SessionConfig {
             heartbeat_ivl: None,
             heartbeat_ttl: None,
             heartbeat_timeout: None,
+            compression: None,
         }
     }
 }
@@ -199,6 +206,8 @@ pub struct Session {
     greeting_sent: usize,
     peer_greeting: Option<Greeting>,
     mechanism: Mechanism,
+    /// The compressed transport's part transform, between the session and the mechanism.
+    codec: Option<Codec>,
     decoder: FrameDecoder,
     tx: TxQueue,
     events: VecDeque<SessionEvent>,
@@ -218,12 +227,27 @@ impl Session {
         let entropy = config.entropy.take();
         config.as_server = config.mechanism.as_server().unwrap_or(config.as_server);
         let our_greeting = Greeting::ours(config.mechanism.name(), config.as_server);
-        let (mechanism, error) = match Mechanism::new(&config, entropy) {
+        let (mechanism, mut error) = match Mechanism::new(&config, entropy) {
             Ok(m) => (m, None),
             Err(e) => (
                 Mechanism::Null(NullMechanism::new()),
                 Some(SessionError::from(e)),
             ),
+        };
+        let codec = match config.compression.as_ref().map(Codec::new).transpose() {
+            Ok(c) => c,
+            Err(e) => {
+                error.get_or_insert(SessionError::from(e));
+                None
+            }
+        };
+        // A compressed part carries its envelope on top of the payload MAXMSGSIZE bounds, and
+        // a dictionary is up to 8 KiB whatever the limit: the frame limit makes room for both,
+        // and the codec applies MAXMSGSIZE to the decompressed message.
+        let frame_limit = if codec.is_some() {
+            Codec::wire_limit(config.max_msg_size)
+        } else {
+            config.max_msg_size
         };
         let mut tx = TxQueue::with_staging(crate::wire::tx::HANDSHAKE_STAGING);
         let mut timers = Timers::default();
@@ -238,7 +262,8 @@ impl Session {
                 application: config.metadata.clone(),
             },
             mechanism,
-            decoder: FrameDecoder::new(config.max_msg_size),
+            codec,
+            decoder: FrameDecoder::new(frame_limit),
             config,
             phase: if error.is_some() {
                 Phase::Failed
@@ -391,7 +416,16 @@ impl Session {
                     self.handle_traffic_command(&frame.body.to_bytes(), now)
                 } else {
                     let more = frame.more();
-                    self.handle_part(frame.body, more)
+                    match &mut self.codec {
+                        None => self.handle_part(frame.body, more),
+                        Some(codec) => {
+                            match codec.decode_part(frame.body, more, self.config.max_msg_size)? {
+                                Decoded::Part(body) => self.handle_part(body, more),
+                                // The peer's dictionary is installed; nothing to deliver.
+                                Decoded::Dictionary => Ok(()),
+                            }
+                        }
+                    }
                 }
             }
             Phase::Greeting | Phase::Failed => Ok(()),
@@ -575,6 +609,19 @@ impl Session {
         let Some(last) = parts.len().checked_sub(1) else {
             return Err(UsageError::EmptyMessage);
         };
+        if let Some(codec) = &mut self.codec {
+            // A dictionary goes out alone, before the first part compressed with it.
+            if let Some(dict) = codec.start_message(parts.iter().map(|p| p.as_slice())) {
+                self.mechanism
+                    .encode_frame(false, &dict, Some(&dict), &mut self.tx);
+            }
+            for (i, part) in parts.iter().enumerate() {
+                let body = codec.encode_part(part);
+                self.mechanism
+                    .encode_frame(i < last, &body, Some(&body), &mut self.tx);
+            }
+            return Ok(());
+        }
         for (i, part) in parts.iter().enumerate() {
             self.mechanism
                 .encode_frame(i < last, part, part.shared(), &mut self.tx);
@@ -615,7 +662,11 @@ impl Session {
             let mut body = Vec::with_capacity(1 + topic.len());
             body.push(subscribe as u8);
             body.extend_from_slice(topic);
-            let part = Part::from(body);
+            // A ZMTP 3.0 subscription is a message part, so it takes the transport's envelope.
+            let part = match &self.codec {
+                Some(codec) => Part::from(codec.encode_part(&body)),
+                None => Part::from(body),
+            };
             self.mechanism
                 .encode_frame(false, &part, part.shared(), &mut self.tx);
         }

@@ -152,7 +152,7 @@ impl Net {
         let resolved = match &ep {
             Endpoint::Tcp { port: 0, .. } => {
                 self.next_port += 1;
-                format!("tcp://127.0.0.1:{}", self.next_port)
+                ep.rescheme(format!("tcp://127.0.0.1:{}", self.next_port))
             }
             other => other.to_string(),
         };

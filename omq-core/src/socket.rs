@@ -17,11 +17,12 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
+use crate::compress::{Compression, CompressionConfig};
 use crate::endpoint::{Endpoint, EndpointError};
 use crate::error::{ProtocolError, SessionError};
 use crate::message::{Message, Part};
 use crate::monitor::{EventKind, EventPeer, MonitorEvent};
-use crate::options::{OptionError, Options, SocketOption};
+use crate::options::{OptionError, OptionName, Options, SocketOption};
 use crate::pattern::{Attach, Ctx, Pattern};
 use crate::pipe::{Origin, Outbound, PipeId, PipeState, Pipes};
 use crate::rng::SplitMix64;
@@ -320,7 +321,39 @@ impl Socket {
         self.monitor = None;
     }
 
-    /// The configuration for a new connection's session.
+    /// The configuration for a new connection's session on `endpoint`: a compressed
+    /// transport's connection gets the socket's compression options, and fresh randomness for
+    /// the id of a dictionary it trains.
+    fn session_config_on(&mut self, endpoint: Option<Compression>) -> SessionConfig {
+        let mut c = self.session_config();
+        c.compression = endpoint.map(|kind| CompressionConfig {
+            kind,
+            dict: self.options.compression_dict.clone(),
+            auto_train: self.options.compression_auto_train,
+            level: self.options.compression_level,
+            seed: self.rng.next_u64(),
+        });
+        c
+    }
+
+    /// Checks the compression options against a compressed endpoint, so a dictionary the
+    /// transport cannot use is refused at bind/connect rather than on every connection.
+    fn check_compression(&self, ep: &Endpoint) -> Result<(), SocketError> {
+        if let (Some(kind), Some(dict)) = (ep.compression(), &self.options.compression_dict) {
+            crate::compress::check_dict(kind, dict).map_err(|e| {
+                SocketError::Option(OptionError::InvalidValue {
+                    option: OptionName::CompressionDict,
+                    reason: match e {
+                        crate::error::ConfigError::CompressionDict(r) => r,
+                        _ => "unusable dictionary",
+                    },
+                })
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The configuration for a new connection's session (plain transports).
     pub fn session_config(&self) -> SessionConfig {
         let o = &self.options;
         let mut c = SessionConfig::new(self.socket_type);
@@ -346,7 +379,9 @@ impl Socket {
         if self.closed {
             return Err(SocketError::Closed);
         }
-        Ok(endpoint.parse::<Endpoint>()?)
+        let ep = endpoint.parse::<Endpoint>()?;
+        self.check_compression(&ep)?;
+        Ok(ep)
     }
 
     /// The driver bound `requested`; `resolved` is the real address (port 0 resolved).
@@ -394,6 +429,7 @@ impl Socket {
             return Err(SocketError::Closed);
         }
         let ep: Endpoint = endpoint.parse()?;
+        self.check_compression(&ep)?;
         let routing_id = self.options.connect_routing_id.take();
         self.connects.push(Some(Connect {
             endpoint: ep.clone(),
@@ -492,7 +528,15 @@ impl Socket {
         p.state = PipeState::Handshaking;
         let ep = self.endpoint_of(pipe);
         self.event(EventKind::Connected, 0, ep);
-        Some(self.session_config())
+        let compression = match self.pipes.get(pipe).map(|p| &p.origin) {
+            Some(Origin::Connect(i)) => self
+                .connects
+                .get(*i)
+                .and_then(|c| c.as_ref())
+                .and_then(|c| c.endpoint.compression()),
+            _ => None,
+        };
+        Some(self.session_config_on(compression))
     }
 
     /// A connect attempt for `pipe` failed (`refused`: the peer actively refused it).
@@ -514,7 +558,11 @@ impl Socket {
             .pipes
             .insert(Origin::Accept(listener.into()), PipeState::Handshaking);
         self.event(EventKind::Accepted, 0, listener.into());
-        (id, self.session_config())
+        let compression = listener
+            .parse::<Endpoint>()
+            .ok()
+            .and_then(|e| e.compression());
+        (id, self.session_config_on(compression))
     }
 
     /// Accepting on the bound endpoint `listener` failed (`errno`: the OS error number).

@@ -188,6 +188,8 @@ impl<R: Runtime> Socket<R> {
         let transport = self.shared().lock().core.options().transport().clone();
         match R::bind(&ep, &transport).await {
             Ok((listener, resolved)) => {
+                // Backends bind lz4+tcp:// and zstd+tcp:// as tcp and say so; the scheme is ours.
+                let resolved = ep.rescheme(resolved);
                 let signal = Arc::new(Signal::default());
                 let mut st = self.shared().lock();
                 st.core.handle_bound(endpoint, &resolved);

@@ -272,7 +272,7 @@ impl Runtime for Glommio {
 
     async fn connect(endpoint: &Endpoint, t: &TransportOptions) -> io::Result<(Reader, Writer)> {
         match endpoint {
-            Endpoint::Tcp { host, port } => connect_tcp(host, *port, t).await,
+            Endpoint::Tcp { host, port, .. } => connect_tcp(host, *port, t).await,
             Endpoint::Ipc(path) => {
                 // A unix connect completes at once (or is refused); glommio's own connect
                 // cannot reach abstract names.
@@ -289,7 +289,7 @@ impl Runtime for Glommio {
         t: &TransportOptions,
     ) -> io::Result<(GlommioListener, String)> {
         match endpoint {
-            Endpoint::Tcp { host, port } => {
+            Endpoint::Tcp { host, port, .. } => {
                 let (h, port, t) = (host.clone(), *port, t.clone());
                 let (l, resolved) =
                     off_thread_for_names(host, move || net::tcp_listener(&h, port, &t)).await?;

@@ -267,7 +267,7 @@ impl Runtime for Monoio {
 
     async fn connect(endpoint: &Endpoint, t: &TransportOptions) -> io::Result<(Reader, Writer)> {
         match endpoint {
-            Endpoint::Tcp { host, port } => connect_tcp(host, *port, t).await,
+            Endpoint::Tcp { host, port, .. } => connect_tcp(host, *port, t).await,
             Endpoint::Ipc(path) => {
                 // Made with std (abstract names included); a local connect does not wait.
                 let addr = net::ipc_addr(path)?;
@@ -286,7 +286,7 @@ impl Runtime for Monoio {
         // Listeners come from omq-driver's helpers (socket2/std), not monoio's `bind`, whose
         // SO_REUSEPORT this kernel refuses on Unix sockets.
         match endpoint {
-            Endpoint::Tcp { host, port } => {
+            Endpoint::Tcp { host, port, .. } => {
                 let (h, port, t) = (host.clone(), *port, t.clone());
                 let (l, resolved) =
                     off_thread_for_names(host, move || net::tcp_listener(&h, port, &t)).await?;

@@ -175,7 +175,7 @@ impl Runtime for Tokio {
 
     async fn connect(endpoint: &Endpoint, t: &TransportOptions) -> io::Result<(Reader, Writer)> {
         match endpoint {
-            Endpoint::Tcp { host, port } => connect_tcp(host, *port, t).await,
+            Endpoint::Tcp { host, port, .. } => connect_tcp(host, *port, t).await,
             Endpoint::Ipc(path) => {
                 let addr = net::ipc_addr(path)?;
                 let s = std::os::unix::net::UnixStream::connect_addr(&addr)?;
@@ -192,7 +192,7 @@ impl Runtime for Tokio {
         t: &TransportOptions,
     ) -> io::Result<(TokioListener, String)> {
         match endpoint {
-            Endpoint::Tcp { host, port } => {
+            Endpoint::Tcp { host, port, .. } => {
                 let (l, resolved) = net::tcp_listener(host, *port, t)?;
                 Ok((TokioListener::Tcp(TcpListener::from_std(l)?), resolved))
             }
