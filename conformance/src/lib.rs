@@ -9,6 +9,7 @@
 //! - [`report`]: the whole suite in one call, with a readable report.
 //! - [`blocking`]: a minimal blocking driver for one omq-core session on a TCP stream.
 //! - [`hostile`]: hostile peers (raw ZMTP bytes) against omq over real sockets, on every backend.
+//! - [`pyomq`]: `lz4+tcp://` and `zstd+tcp://` interop with pyomq (omq.rs), on every backend.
 
 pub mod api;
 pub mod async_peer;
@@ -18,6 +19,7 @@ pub mod hostile;
 pub mod libzmq_peer;
 pub mod local;
 pub mod plugged;
+pub mod pyomq;
 pub mod report;
 pub mod scenarios;
 pub mod secure;

@@ -1,0 +1,3 @@
+//! lz4+tcp:// and zstd+tcp:// interop with pyomq (omq.rs, from PyPI) on omq-compio.
+
+conformance::pyomq_suite!(conformance::backend::CompioBackend);
