@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what omq's tests and demo need on a fresh Debian machine with Rust: libzmq (Debian's
 # build, with libsodium, so CURVE interop works), pkg-config and gcc for the libzmq peer
-# process, and cargo-nextest. Does nothing for what is already there.
+# process, cargo-nextest, and pyomq (omq.rs's Python binding, the peer of the lz4+tcp:// and
+# zstd+tcp:// interop tests) in a venv at ~/.cache/omq/pyomq-venv. Does nothing for what is
+# already there.
 set -euo pipefail
 
 as_root() {
@@ -12,6 +14,8 @@ need_apt=()
 pkg-config --exists libzmq 2>/dev/null || need_apt+=(libzmq3-dev)
 command -v pkg-config >/dev/null || need_apt+=(pkg-config)
 command -v gcc >/dev/null || need_apt+=(gcc)
+command -v python3 >/dev/null || need_apt+=(python3)
+python3 -c 'import venv, ensurepip' 2>/dev/null || need_apt+=(python3-venv)
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "installing ${need_apt[*]} (apt)"
     as_root apt-get update -qq
@@ -23,3 +27,15 @@ if ! cargo nextest --version >/dev/null 2>&1; then
     echo "installing cargo-nextest"
     cargo install --locked cargo-nextest
 fi
+
+# pyomq, pinned: the compressed transports' wire format is a draft and moves with it.
+PYOMQ_VERSION=0.21.0
+venv="${HOME}/.cache/omq/pyomq-venv"
+if ! "$venv/bin/python" -c "import pyomq, sys; sys.exit(pyomq.__version__ != '$PYOMQ_VERSION')" 2>/dev/null; then
+    echo "installing pyomq $PYOMQ_VERSION into $venv"
+    mkdir -p "$(dirname "$venv")"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q "pyomq==$PYOMQ_VERSION"
+fi
+"$venv/bin/python" -c 'import pyomq; assert pyomq.has("lz4") and pyomq.has("zstd")' \
+    || { echo "pyomq in $venv lacks lz4/zstd" >&2; exit 1; }

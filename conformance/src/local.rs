@@ -1,4 +1,5 @@
-//! omq-to-omq scenarios over tcp, ipc and inproc, written once and run on every backend: each
+//! omq-to-omq scenarios over tcp, ipc, inproc, lz4+tcp and zstd+tcp, written once and run on
+//! every backend: each
 //! standard socket pairing carries multipart messages (with empty and binary parts and a large
 //! one) in every direction it allows.
 
@@ -18,6 +19,10 @@ pub enum LocalTransport {
     Ipc,
     /// In-process.
     Inproc,
+    /// `lz4+tcp://` on loopback: every part in the LZ4 envelope.
+    Lz4Tcp,
+    /// `zstd+tcp://` on loopback.
+    ZstdTcp,
 }
 
 /// The pairings.
@@ -62,6 +67,8 @@ fn endpoint(t: LocalTransport, tag: &str) -> String {
         LocalTransport::Tcp => "tcp://127.0.0.1:0".into(),
         LocalTransport::Ipc => format!("ipc:///tmp/omq-local-{pid}-{tag}-{n}.sock"),
         LocalTransport::Inproc => format!("inproc://local-{tag}-{n}"),
+        LocalTransport::Lz4Tcp => "lz4+tcp://127.0.0.1:0".into(),
+        LocalTransport::ZstdTcp => "zstd+tcp://127.0.0.1:0".into(),
     }
 }
 
@@ -70,6 +77,12 @@ fn msgs() -> Vec<Message> {
         Message::from("one"),
         Message::multipart([&b"two"[..], b"", b"\x00\xff"]),
         Message::multipart([vec![5u8; 300_000], b"tail".to_vec()]),
+        // Compressible and larger than the compressed transports' thresholds.
+        Message::from(
+            "{\"sensor\":\"t-1\",\"unit\":\"C\",\"value\":21.5},"
+                .repeat(40)
+                .into_bytes(),
+        ),
     ]
 }
 
@@ -110,7 +123,10 @@ async fn run_on<R: Runtime>(p: Pairing, t: LocalTransport) {
                 if t != LocalTransport::Inproc {
                     assert_eq!(got.property("Socket-Type"), Some(&b"PUSH"[..]));
                 }
-                if t == LocalTransport::Tcp {
+                if matches!(
+                    t,
+                    LocalTransport::Tcp | LocalTransport::Lz4Tcp | LocalTransport::ZstdTcp
+                ) {
                     assert_eq!(got.property("Peer-Address"), Some(&b"127.0.0.1"[..]));
                 }
             }
@@ -225,6 +241,14 @@ macro_rules! local_suite {
                 #[test]
                 fn inproc() {
                     run_local::<$backend>(Pairing::$variant, LocalTransport::Inproc);
+                }
+                #[test]
+                fn lz4_tcp() {
+                    run_local::<$backend>(Pairing::$variant, LocalTransport::Lz4Tcp);
+                }
+                #[test]
+                fn zstd_tcp() {
+                    run_local::<$backend>(Pairing::$variant, LocalTransport::ZstdTcp);
                 }
             }
         )*

@@ -100,6 +100,8 @@ pub fn run_suite<B: Backend>() -> Report {
             LocalTransport::Tcp,
             LocalTransport::Ipc,
             LocalTransport::Inproc,
+            LocalTransport::Lz4Tcp,
+            LocalTransport::ZstdTcp,
         ] {
             let name = format!("omq-omq {p:?} {t:?}");
             outcomes.push(attempt(name, || run_local::<B>(p, t)));
