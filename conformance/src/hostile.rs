@@ -41,6 +41,7 @@ use futures_channel::oneshot;
 use futures_util::future::{join, select, Either};
 use futures_util::StreamExt;
 use omq_core::mechanism::rand_core::RngCore;
+use omq_core::compress::Compression;
 use omq_driver::{
     generate_keypair, EventKind, Message, Options, OsRng, Runtime, Socket, SocketType,
 };
@@ -179,6 +180,15 @@ pub enum Case {
     /// A hostile server sends an omq DEALER a READY, then a frame announcing 1 GiB and 1 MiB of
     /// it. Bound: 64 MB; disconnect reported; works with a real ROUTER afterwards.
     ServerClaim1GiB,
+    /// A PULL bound on `lz4+tcp://` takes, one connection each, parts claiming 1 GiB in 16
+    /// bytes (single and multi-block), 2^40 bytes, a malformed block, an unknown sentinel, two
+    /// dictionaries, an empty and a 9 KiB dictionary, and a dictionary inside a multipart
+    /// message. Each connection is closed; nothing is sized by a claim. Bound: 64 MB.
+    Lz4Bombs,
+    /// The same on `zstd+tcp://`: frames claiming 2^40 bytes, a real 128 MiB zip bomb
+    /// (plausible, under a 1 MiB MAXMSGSIZE), a frame without content size, a truncated frame,
+    /// two dictionaries and a dictionary that is not ZDICT. Bound: 64 MB.
+    ZstdBombs,
 }
 
 /// Runs one case on backend `B`.
@@ -401,6 +411,11 @@ struct Victim<R: Runtime> {
 
 impl<R: Runtime> Victim<R> {
     async fn bind(kind: Kind, options: Options) -> Victim<R> {
+        Victim::bind_on(kind, options, "tcp").await
+    }
+
+    /// Binds on `scheme` (tcp, lz4+tcp, zstd+tcp).
+    async fn bind_on(kind: Kind, options: Options, scheme: &str) -> Victim<R> {
         let (t, options, curve, server_key) = match kind {
             Kind::Pull => (SocketType::Pull, options, None, [0; 32]),
             Kind::Pub => (SocketType::Pub, options, None, [0; 32]),
@@ -426,10 +441,14 @@ impl<R: Runtime> Victim<R> {
             }
         };
         let socket = Socket::<R>::new(t, options).unwrap();
-        let ep = socket.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
+        let ep = socket
+            .bind(format!("{scheme}://127.0.0.1:0"))
+            .await
+            .unwrap()
+            .to_string();
         let addr = ep
-            .strip_prefix("tcp://")
-            .and_then(|a| a.parse().ok())
+            .split_once("://")
+            .and_then(|(_, a)| a.parse().ok())
             .unwrap_or_else(|| panic!("bound to {ep}"));
         Victim {
             socket,
@@ -672,6 +691,8 @@ async fn run<R: Runtime>(case: Case, backend: &'static str) {
         Case::ServerFrame2e62 => hostile_server::<R>(label, Server::Frame2e62).await,
         Case::ServerCommand2e63 => hostile_server::<R>(label, Server::Command2e63).await,
         Case::ServerClaim1GiB => hostile_server::<R>(label, Server::Claim1GiB).await,
+        Case::Lz4Bombs => compressed_bombs::<R>(label, Compression::Lz4).await,
+        Case::ZstdBombs => compressed_bombs::<R>(label, Compression::Zstd).await,
     }
 }
 
@@ -1511,7 +1532,9 @@ macro_rules! hostile_suite {
                 hostile_server_ready_with_100k_properties: ServerManyProperties,
                 hostile_server_frame_of_2_62_bytes: ServerFrame2e62,
                 hostile_server_command_of_2_63_bytes: ServerCommand2e63,
-                hostile_server_claims_1_gib: ServerClaim1GiB
+                hostile_server_claims_1_gib: ServerClaim1GiB,
+                lz4_tcp_bombs_and_bad_dictionaries: Lz4Bombs,
+                zstd_tcp_bombs_and_bad_dictionaries: ZstdBombs
             );
         }
     };
@@ -1523,4 +1546,73 @@ macro_rules! hostile_suite {
             }
         )*
     };
+}
+
+/// Hostile parts for a compressed transport, each a list of (flags, body) frames sent on a
+/// connection of its own after a NULL handshake.
+fn compressed_bombs_for(kind: Compression) -> Vec<Vec<(u8, Vec<u8>)>> {
+    let le = |n: u64| n.to_le_bytes().to_vec();
+    match kind {
+        Compression::Lz4 => {
+            let dict = |n: usize| [b"LZ4D".to_vec(), vec![b'd'; n]].concat();
+            vec![
+                vec![(0, [b"LZ4B".to_vec(), le(1 << 30), vec![0x1f; 16]].concat())],
+                vec![(0, [b"LZ4M".to_vec(), le(1 << 40), vec![0x1f; 16]].concat())],
+                vec![(0, [b"LZ4B".to_vec(), le(1 << 40), vec![0x1f; 16]].concat())],
+                vec![(0, [b"LZ4B".to_vec(), le(1000), vec![0xff; 64]].concat())],
+                vec![(0, b"LZ4X and more".to_vec())],
+                vec![(0, dict(100)), (0, dict(100))],
+                vec![(0, dict(0))],
+                vec![(0, dict(9 * 1024))],
+                vec![(MORE, b"\0\0\0\0head".to_vec()), (0, dict(100))],
+            ]
+        }
+        _ => {
+            let magic = vec![0x28, 0xB5, 0x2F, 0xFD];
+            let bomb = zrip::compress(&vec![0u8; 128 << 20], 1).expect("compresses");
+            let truncated = zrip::compress(&vec![7u8; 100_000], 1).expect("compresses");
+            vec![
+                vec![(0, [magic.clone(), vec![0xE0], le(1 << 40), vec![1, 0, 0, 0]].concat())],
+                vec![(0, bomb)],
+                vec![(0, [magic, vec![0x00, 0x50, 1, 0, 0, b'a']].concat())],
+                vec![(0, truncated[..truncated.len() / 2].to_vec())],
+                vec![(0, vec![0x37, 0xA4, 0x30, 0xEC, 1, 2, 3])],
+                vec![(0, [vec![0x37, 0xA4, 0x30, 0xEC], vec![5; 9 * 1024]].concat())],
+                vec![(0, b"tcp peer".to_vec())],
+            ]
+        }
+    }
+}
+
+/// A PULL on a compressed transport takes [`compressed_bombs_for`] one connection each and
+/// must close every one of them, within a memory bound, while a real peer is still served.
+/// The victim has MAXMSGSIZE 1 MiB for zstd (the zip bomb is plausible, so only the budget
+/// stops it) and none for LZ4 (the expansion bound alone must stop the claims).
+async fn compressed_bombs<R: Runtime>(label: &str, kind: Compression) {
+    const BOUND: usize = 64 * MB;
+    let options = match kind {
+        Compression::Zstd => Options::default().max_msg_size(Some(MB as u64)),
+        _ => Options::default(),
+    };
+    let v = Victim::<R>::bind_on(Kind::Pull, options, kind.scheme()).await;
+    let bombs = compressed_bombs_for(kind);
+    let base = Baseline::take();
+    let addr = v.addr;
+    attack("compressed-bombs", move || {
+        for (i, frames) in bombs.into_iter().enumerate() {
+            let mut p = RawPeer::connect_ready(addr, "PUSH").ctx("handshake")?;
+            for (flags, body) in frames {
+                // The victim may hang up at the first frame it refuses.
+                let _ = p.send(&raw::frame(flags, &body));
+            }
+            if !p.closed_within(SERVE) {
+                return Err(format!("bomb {i} did not close its connection"));
+            }
+        }
+        Ok(())
+    })
+    .join::<R>(|| {})
+    .await;
+    check_peak(label, &base, BOUND);
+    v.served_by_omq(label).await;
 }
