@@ -40,8 +40,8 @@ use crypto_box::{PublicKey, SalsaBox, SecretKey};
 use futures_channel::oneshot;
 use futures_util::future::{join, select, Either};
 use futures_util::StreamExt;
-use omq_core::mechanism::rand_core::RngCore;
 use omq_core::compress::Compression;
+use omq_core::mechanism::rand_core::RngCore;
 use omq_driver::{
     generate_keypair, EventKind, Message, Options, OsRng, Runtime, Socket, SocketType,
 };
@@ -1572,12 +1572,18 @@ fn compressed_bombs_for(kind: Compression) -> Vec<Vec<(u8, Vec<u8>)>> {
             let bomb = zrip::compress(&vec![0u8; 128 << 20], 1).expect("compresses");
             let truncated = zrip::compress(&vec![7u8; 100_000], 1).expect("compresses");
             vec![
-                vec![(0, [magic.clone(), vec![0xE0], le(1 << 40), vec![1, 0, 0, 0]].concat())],
+                vec![(
+                    0,
+                    [magic.clone(), vec![0xE0], le(1 << 40), vec![1, 0, 0, 0]].concat(),
+                )],
                 vec![(0, bomb)],
                 vec![(0, [magic, vec![0x00, 0x50, 1, 0, 0, b'a']].concat())],
                 vec![(0, truncated[..truncated.len() / 2].to_vec())],
                 vec![(0, vec![0x37, 0xA4, 0x30, 0xEC, 1, 2, 3])],
-                vec![(0, [vec![0x37, 0xA4, 0x30, 0xEC], vec![5; 9 * 1024]].concat())],
+                vec![(
+                    0,
+                    [vec![0x37, 0xA4, 0x30, 0xEC], vec![5; 9 * 1024]].concat(),
+                )],
                 vec![(0, b"tcp peer".to_vec())],
             ]
         }

@@ -6,6 +6,7 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
+use bytes::Bytes;
 use clap::error::ErrorKind;
 use clap::{ArgGroup, Parser, Subcommand};
 use omq_core::mechanism::{generate_keypair, CurveKeyPair, CurvePublicKey, CurveSecretKey};
@@ -33,7 +34,8 @@ Exit status: 0 done (end of input, or COUNT messages), 1 timeout or runtime fail
 ///
 /// With --send, each line of standard input is one message; with --recv, each message received
 /// is printed on one line. The socket binds and connects to every endpoint given (tcp://host:port,
-/// ipc://path, ipc://@abstract).
+/// ipc://path, ipc://@abstract, and the compressed lz4+tcp://host:port and zstd+tcp://host:port,
+/// which talk to omq.rs and pyomq).
 #[derive(Parser, Debug)]
 #[command(
     name = "omq",
@@ -149,6 +151,25 @@ struct Cli {
     /// only tells the peer who you claim to be, and sends the password in clear.
     #[arg(long, help_heading = "Security")]
     plain_server: bool,
+
+    /// lz4+tcp:// and zstd+tcp:// endpoints: ship this dictionary (a file of 1 to 8192 bytes;
+    /// raw bytes for lz4, a ZDICT blob from `zstd --train` for zstd) and compress with it.
+    #[arg(long, value_name = "FILE", help_heading = "Compression")]
+    compression_dict: Option<std::path::PathBuf>,
+
+    /// lz4+tcp:// and zstd+tcp:// endpoints: train a dictionary from the first messages sent
+    /// and ship it.
+    #[arg(long, help_heading = "Compression")]
+    compression_auto_train: bool,
+
+    /// zstd+tcp:// endpoints: compression level, -7 to 4 (default 1).
+    #[arg(
+        long,
+        value_name = "LEVEL",
+        allow_hyphen_values = true,
+        help_heading = "Compression"
+    )]
+    compression_level: Option<i32>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -241,6 +262,10 @@ pub(crate) struct Config {
     pub(crate) timeout: Option<Duration>,
     pub(crate) linger: Option<Duration>,
     pub(crate) mechanism: MechanismConfig,
+    /// COMPRESSION_DICT, read from --compression-dict.
+    pub(crate) compression_dict: Option<Bytes>,
+    pub(crate) compression_auto_train: bool,
+    pub(crate) compression_level: Option<i32>,
 }
 
 /// What the command line asks for.
@@ -418,6 +443,27 @@ fn check(cli: Cli) -> Result<Config, Failure> {
     if subscribe.is_empty() && matches!(t, T::Sub | T::XSub) {
         subscribe.push(Vec::new());
     }
+    let compression_dict = cli
+        .compression_dict
+        .map(|path| {
+            std::fs::read(&path)
+                .map(Bytes::from)
+                .map_err(|e| usage(format!("--compression-dict {}: {e}", path.display())))
+        })
+        .transpose()?;
+    if compression_dict
+        .as_ref()
+        .is_some_and(|d| d.is_empty() || d.len() > omq_core::compress::MAX_DICT)
+    {
+        return Err(usage("--compression-dict: a dictionary is 1 to 8192 bytes"));
+    }
+    if let Some(l) = cli.compression_level {
+        if !omq_core::compress::LEVELS.contains(&l) {
+            return Err(usage(format!(
+                "--compression-level {l}: zstd+tcp has -7 to 4"
+            )));
+        }
+    }
     let mechanism = mechanism(
         cli.curve_server,
         cli.curve_serverkey,
@@ -439,6 +485,9 @@ fn check(cli: Cli) -> Result<Config, Failure> {
         timeout,
         linger: cli.linger.map(Duration::from_millis),
         mechanism,
+        compression_dict,
+        compression_auto_train: cli.compression_auto_train,
+        compression_level: cli.compression_level,
     })
 }
 

@@ -44,6 +44,15 @@ pub(crate) async fn run<R: Runtime>(config: Config) -> Result<(), Failure> {
     if let Some(l) = config.linger {
         options = options.linger(Some(l));
     }
+    if let Some(d) = &config.compression_dict {
+        options = options.compression_dict(Some(d.clone()));
+    }
+    if config.compression_auto_train {
+        options = options.compression_auto_train(true);
+    }
+    if let Some(l) = config.compression_level {
+        options = options.compression_level(l);
+    }
     let socket =
         Socket::<R>::new(config.socket_type, options).map_err(|e| Failure::Usage(e.to_string()))?;
     for ep in &config.binds {

@@ -229,6 +229,30 @@ fn push_pull_over_tcp() {
 }
 
 #[test]
+fn push_pull_over_lz4_and_zstd_tcp() {
+    for scheme in ["lz4+tcp", "zstd+tcp"] {
+        pipeline(&free_tcp().replacen("tcp", scheme, 1));
+    }
+    // With a trained dictionary and long, compressible lines.
+    let ep = free_tcp().replacen("tcp", "lz4+tcp", 1);
+    let line = "{\"sensor\":\"t-1\",\"unit\":\"C\",\"value\":21.5}".repeat(20);
+    let input: String = (0..150).map(|_| format!("{line}\n")).collect();
+    let mut pull = omq(&["pull", "--bind", &ep, "--recv", "-n", "150"]);
+    let mut push = omq(&[
+        "push",
+        "--connect",
+        &ep,
+        "--send",
+        "--compression-auto-train",
+    ])
+    .input(&input);
+    let got = pull.lines(150);
+    assert!(got.iter().all(|l| *l == line), "lines changed on the way");
+    pull.success();
+    push.success();
+}
+
+#[test]
 fn push_pull_over_ipc() {
     pipeline(&ipc("pipeline"));
 }

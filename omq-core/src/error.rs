@@ -255,7 +255,9 @@ pub enum CompressionError {
         left: u64,
     },
     /// The part claims more than its compressed bytes can expand to.
-    #[error("part claims {claimed} bytes from {wire} compressed bytes, more than the format can hold")]
+    #[error(
+        "part claims {claimed} bytes from {wire} compressed bytes, more than the format can hold"
+    )]
     Implausible {
         /// The size claimed.
         claimed: u64,

@@ -807,8 +807,7 @@ impl Options {
                 self.transport.tcp_maxrt = v.filter(|d| !d.is_zero());
             }
             O::CompressionDict(v) => {
-                if v
-                    .as_ref()
+                if v.as_ref()
                     .is_some_and(|d| d.is_empty() || d.len() > crate::compress::MAX_DICT)
                 {
                     return Err(invalid("a dictionary of 1 to 8192 bytes"));

@@ -40,7 +40,8 @@ fn body() -> impl Strategy<Value = Vec<u8>> {
 
 /// A ZDICT dictionary trained from JSON records.
 fn zstd_dict() -> Bytes {
-    let mut t = omq_core::compress::train::Trainer::new(TrainingParams::for_kind(Compression::Zstd));
+    let mut t =
+        omq_core::compress::train::Trainer::new(TrainingParams::for_kind(Compression::Zstd));
     for i in 0..1000 {
         t.sample(&json(i, 300));
     }
@@ -170,7 +171,11 @@ fn lz4_envelopes_are_the_drafts() {
     let b = &frames[1].1;
     assert_eq!(&b[..4], b"LZ4B");
     assert_eq!(u64::from_le_bytes(b[4..12].try_into().unwrap()), 2000);
-    assert!(b.len() < 1000, "2000 bytes of JSON compressed to {}", b.len());
+    assert!(
+        b.len() < 1000,
+        "2000 bytes of JSON compressed to {}",
+        b.len()
+    );
     assert_eq!(
         lz4_flex::block::decompress(&b[12..], 2000).unwrap(),
         big,
@@ -187,12 +192,20 @@ fn a_static_dictionary_is_shipped_once_and_first() {
     assert_eq!(&frames[0].1[..4], b"LZ4D");
     assert_eq!(frames[0].1.len(), 4 + 2048);
     for (_, b) in &frames[1..] {
-        assert_eq!(&b[..4], b"LZ4B", "300-byte parts compress with a dictionary");
+        assert_eq!(
+            &b[..4],
+            b"LZ4B",
+            "300-byte parts compress with a dictionary"
+        );
     }
 
     let frames = wire_frames(Compression::Zstd, Dict::Static, &msgs);
     assert_eq!(frames.len(), 4);
-    assert_eq!(&frames[0].1[..], &zstd_dict()[..], "the ZDICT blob as it is");
+    assert_eq!(
+        &frames[0].1[..],
+        &zstd_dict()[..],
+        "the ZDICT blob as it is"
+    );
     for (_, b) in &frames[1..] {
         assert_eq!(&b[..4], &zstd::FRAME_MAGIC);
     }
@@ -260,7 +273,10 @@ fn auto_training_ships_one_dictionary_after_enough_traffic() {
     // Messages after it are smaller than before it.
     let before = frames[dicts[0] - 1].1.len();
     let after = frames[dicts[0] + 1].1.len();
-    assert!(after < before, "{after} bytes with the dictionary, {before} without");
+    assert!(
+        after < before,
+        "{after} bytes with the dictionary, {before} without"
+    );
 }
 
 #[test]

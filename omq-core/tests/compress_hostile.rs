@@ -42,7 +42,11 @@ fn frame(more: bool, body: &[u8]) -> Vec<u8> {
 }
 
 /// Feeds frames and returns the session's result and the messages it delivered.
-fn feed(kind: Compression, max: Option<u64>, frames: &[Vec<u8>]) -> (Result<(), SessionError>, usize) {
+fn feed(
+    kind: Compression,
+    max: Option<u64>,
+    frames: &[Vec<u8>],
+) -> (Result<(), SessionError>, usize) {
     let (mut s, now) = ready(kind, max);
     let mut buf = BytesMut::from(&frames.concat()[..]);
     let mut r = Ok(());
@@ -84,9 +88,17 @@ fn zstd_frame(data: &[u8]) -> Vec<u8> {
 fn honest_parts_are_delivered() {
     let data = vec![b'a'; 5000];
     let block = lz4_flex::block::compress(&data);
-    let (r, n) = feed(Compression::Lz4, Some(5000), &[frame(false, &lz4b(5000, &block))]);
+    let (r, n) = feed(
+        Compression::Lz4,
+        Some(5000),
+        &[frame(false, &lz4b(5000, &block))],
+    );
     assert!(r.is_ok() && n == 1, "{r:?}");
-    let (r, n) = feed(Compression::Zstd, Some(5000), &[frame(false, &zstd_frame(&data))]);
+    let (r, n) = feed(
+        Compression::Zstd,
+        Some(5000),
+        &[frame(false, &zstd_frame(&data))],
+    );
     assert!(r.is_ok() && n == 1, "{r:?}");
 }
 
@@ -101,13 +113,25 @@ fn a_claim_over_maxmsgsize_summed_over_the_message_is_refused_before_decoding() 
         Some(1000),
         &[frame(true, &first), frame(false, &lz4b(600, &block))],
     );
-    assert_eq!(e, CompressionError::OverBudget { claimed: 600, left: 400 });
+    assert_eq!(
+        e,
+        CompressionError::OverBudget {
+            claimed: 600,
+            left: 400
+        }
+    );
     let e = refused(
         Compression::Zstd,
         Some(1000),
         &[frame(true, &first), frame(false, &zstd_frame(&data))],
     );
-    assert_eq!(e, CompressionError::OverBudget { claimed: 600, left: 400 });
+    assert_eq!(
+        e,
+        CompressionError::OverBudget {
+            claimed: 600,
+            left: 400
+        }
+    );
     // Each alone fits: the budget is per message.
     let (r, n) = feed(
         Compression::Lz4,
@@ -121,15 +145,29 @@ fn a_claim_over_maxmsgsize_summed_over_the_message_is_refused_before_decoding() 
         Some(1000),
         &[frame(true, &first), frame(false, &first)],
     );
-    assert_eq!(e, CompressionError::OverBudget { claimed: 600, left: 400 });
+    assert_eq!(
+        e,
+        CompressionError::OverBudget {
+            claimed: 600,
+            left: 400
+        }
+    );
 }
 
 #[test]
 fn a_claim_beyond_what_the_bytes_can_hold_is_refused_without_a_limit() {
     // No MAXMSGSIZE: a 20-byte part claiming 1 GiB would size a 1 GiB buffer.
-    let e = refused(Compression::Lz4, None, &[frame(false, &lz4b(1 << 30, &[0u8; 8]))]);
+    let e = refused(
+        Compression::Lz4,
+        None,
+        &[frame(false, &lz4b(1 << 30, &[0u8; 8]))],
+    );
     assert!(matches!(e, CompressionError::Implausible { .. }), "{e:?}");
-    let e = refused(Compression::Lz4, None, &[frame(false, &lz4b(1 << 40, &[0u8; 8]))]);
+    let e = refused(
+        Compression::Lz4,
+        None,
+        &[frame(false, &lz4b(1 << 40, &[0u8; 8]))],
+    );
     assert_eq!(e, CompressionError::BlockTooLarge(1 << 40));
     // A zstd header claiming 2^40 bytes (descriptor: 8-byte FCS, single segment).
     let mut z = zstd::FRAME_MAGIC.to_vec();
@@ -142,13 +180,20 @@ fn a_claim_beyond_what_the_bytes_can_hold_is_refused_without_a_limit() {
 
 #[test]
 fn malformed_blocks_are_refused() {
-    let e = refused(Compression::Lz4, None, &[frame(false, &lz4b(100, &[0xff; 10]))]);
+    let e = refused(
+        Compression::Lz4,
+        None,
+        &[frame(false, &lz4b(100, &[0xff; 10]))],
+    );
     assert!(matches!(e, CompressionError::Malformed(_)), "{e:?}");
     // A valid block that decodes to less than it claims.
     let block = lz4_flex::block::compress(&[b'a'; 100]);
     let e = refused(Compression::Lz4, None, &[frame(false, &lz4b(200, &block))]);
     assert!(
-        matches!(e, CompressionError::SizeMismatch { .. } | CompressionError::Malformed(_)),
+        matches!(
+            e,
+            CompressionError::SizeMismatch { .. } | CompressionError::Malformed(_)
+        ),
         "{e:?}"
     );
     let e = refused(Compression::Lz4, None, &[frame(false, b"LZ4B\x01")]);
@@ -157,7 +202,14 @@ fn malformed_blocks_are_refused() {
     let z = zstd_frame(&[b'x'; 3000]);
     let e = refused(Compression::Zstd, None, &[frame(false, &z[..z.len() - 3])]);
     assert!(matches!(e, CompressionError::Malformed(_)), "{e:?}");
-    let e = refused(Compression::Zstd, None, &[frame(false, &[0x28, 0xB5, 0x2F, 0xFD, 0x00, 0x50, 1, 0, 0, b'a'])]);
+    let e = refused(
+        Compression::Zstd,
+        None,
+        &[frame(
+            false,
+            &[0x28, 0xB5, 0x2F, 0xFD, 0x00, 0x50, 1, 0, 0, b'a'],
+        )],
+    );
     assert_eq!(e, CompressionError::MissingContentSize);
 }
 
@@ -167,7 +219,11 @@ fn unknown_sentinels_and_short_parts_are_refused() {
         // A plain tcp:// peer's part, and the other transport's sentinel.
         let e = refused(kind, None, &[frame(false, b"hello world")]);
         assert_eq!(e, CompressionError::UnknownSentinel(*b"hell"));
-        let other = if kind == Compression::Lz4 { zstd_frame(&[1; 600]) } else { lz4b(4, &[0x40, 1, 2, 3, 4]) };
+        let other = if kind == Compression::Lz4 {
+            zstd_frame(&[1; 600])
+        } else {
+            lz4b(4, &[0x40, 1, 2, 3, 4])
+        };
         let e = refused(kind, None, &[frame(false, &other)]);
         assert!(matches!(e, CompressionError::UnknownSentinel(_)), "{e:?}");
         let e = refused(kind, None, &[frame(false, b"\0\0")]);
@@ -178,7 +234,11 @@ fn unknown_sentinels_and_short_parts_are_refused() {
 #[test]
 fn dictionaries_come_once_alone_and_within_8_kib() {
     let lz4d = |len: usize| [&lz4::DICT_SENTINEL[..], &vec![b'd'; len]].concat();
-    let e = refused(Compression::Lz4, None, &[frame(false, &lz4d(100)), frame(false, &lz4d(100))]);
+    let e = refused(
+        Compression::Lz4,
+        None,
+        &[frame(false, &lz4d(100)), frame(false, &lz4d(100))],
+    );
     assert_eq!(e, CompressionError::SecondDict);
     let e = refused(Compression::Lz4, None, &[frame(false, &lz4d(0))]);
     assert_eq!(e, CompressionError::DictSize(0));
@@ -188,14 +248,29 @@ fn dictionaries_come_once_alone_and_within_8_kib() {
     let (r, _) = feed(Compression::Lz4, Some(100), &[frame(false, &lz4d(8193))]);
     assert!(r.is_err());
     let (r, n) = feed(Compression::Lz4, Some(100), &[frame(false, &lz4d(8192))]);
-    assert!(r.is_ok() && n == 0, "an 8 KiB dictionary is fine under a 100-byte limit: {r:?}");
+    assert!(
+        r.is_ok() && n == 0,
+        "an 8 KiB dictionary is fine under a 100-byte limit: {r:?}"
+    );
     // With MORE, or inside a multipart message.
-    let e = refused(Compression::Lz4, None, &[frame(true, &lz4d(100)), frame(false, b"\0\0\0\0x")]);
+    let e = refused(
+        Compression::Lz4,
+        None,
+        &[frame(true, &lz4d(100)), frame(false, b"\0\0\0\0x")],
+    );
     assert_eq!(e, CompressionError::DictInMultipart);
-    let e = refused(Compression::Lz4, None, &[frame(true, b"\0\0\0\0x"), frame(false, &lz4d(100))]);
+    let e = refused(
+        Compression::Lz4,
+        None,
+        &[frame(true, b"\0\0\0\0x"), frame(false, &lz4d(100))],
+    );
     assert_eq!(e, CompressionError::DictInMultipart);
     // zstd: not a ZDICT blob behind the magic, and a second one.
-    let e = refused(Compression::Zstd, None, &[frame(false, &[0x37, 0xA4, 0x30, 0xEC, 1, 2, 3])]);
+    let e = refused(
+        Compression::Zstd,
+        None,
+        &[frame(false, &[0x37, 0xA4, 0x30, 0xEC, 1, 2, 3])],
+    );
     assert!(matches!(e, CompressionError::BadDict(_)), "{e:?}");
     let mut big = zstd::DICT_MAGIC.to_vec();
     big.resize(9000, 7);
@@ -217,7 +292,8 @@ fn the_error_reaches_the_socket_as_a_disconnect_cause() {
     assert!(ep.starts_with("lz4+tcp://"), "{ep}");
     let plain = ep.replacen("lz4+tcp", "tcp", 1);
     net.connect(push, &plain).unwrap();
-    net.send(push, omq_core::Message::from("hello world")).unwrap();
+    net.send(push, omq_core::Message::from("hello world"))
+        .unwrap();
     net.run_for(std::time::Duration::from_secs(1));
     let events = net.events(pull);
     let cause = events

@@ -114,11 +114,15 @@ pub fn decode(wire: &[u8], dict: Option<&[u8]>, left: u64) -> Result<Vec<u8>, Co
     let mut done = 0usize;
     while done < claimed {
         let Some((len, after)) = rest.split_first_chunk::<4>() else {
-            return Err(CompressionError::Malformed("LZ4M block length cut short".into()));
+            return Err(CompressionError::Malformed(
+                "LZ4M block length cut short".into(),
+            ));
         };
         let len = u32::from_le_bytes(*len) as usize;
         if len > after.len() {
-            return Err(CompressionError::Malformed("LZ4M block runs past the part".into()));
+            return Err(CompressionError::Malformed(
+                "LZ4M block runs past the part".into(),
+            ));
         }
         let (block, after) = after.split_at(len);
         let size = (claimed - done).min(BLOCK_SIZE as usize);

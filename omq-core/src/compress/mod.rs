@@ -136,9 +136,8 @@ impl SendDict {
         Ok(match kind {
             Compression::Lz4 => SendDict::Lz4(bytes),
             Compression::Zstd => {
-                let d = zstd::parse_dict(&bytes).map_err(|_| {
-                    ConfigError::CompressionDict("not a valid ZDICT dictionary")
-                })?;
+                let d = zstd::parse_dict(&bytes)
+                    .map_err(|_| ConfigError::CompressionDict("not a valid ZDICT dictionary"))?;
                 SendDict::Zstd(bytes, Box::new(d))
             }
         })
@@ -353,8 +352,8 @@ impl Codec {
                 if wire.len() > MAX_DICT {
                     return Err(CompressionError::DictSize(wire.len()));
                 }
-                let d = zstd::parse_dict(wire)
-                    .map_err(|e| CompressionError::BadDict(e.to_string()))?;
+                let d =
+                    zstd::parse_dict(wire).map_err(|e| CompressionError::BadDict(e.to_string()))?;
                 RecvDict::Zstd(Box::new(d))
             }
         });
@@ -384,7 +383,12 @@ fn passthrough(part: &[u8]) -> Bytes {
 /// Refuses a claim larger than what is left of the message's budget, or larger than the
 /// format can produce from `wire` bytes (so a buffer sized by the claim is never larger than a
 /// fixed multiple of the bytes received).
-fn check_claim(claimed: u64, left: u64, wire: usize, max_ratio: u64) -> Result<(), CompressionError> {
+fn check_claim(
+    claimed: u64,
+    left: u64,
+    wire: usize,
+    max_ratio: u64,
+) -> Result<(), CompressionError> {
     if claimed > left {
         return Err(CompressionError::OverBudget { claimed, left });
     }
