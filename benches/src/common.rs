@@ -387,11 +387,11 @@ impl SubTally {
                 // Reading the clock costs as much as a small message: read it every
                 // TIME_EVERY messages and at the last one (if the last ones were dropped, the
                 // end time is early by at most TIME_EVERY messages).
-                if r.received % TIME_EVERY == 0 || progress == self.fanout.n {
+                if r.received.is_multiple_of(TIME_EVERY) || progress == self.fanout.n {
                     r.last = Some(Instant::now());
                 }
                 self.fanout.counts[self.index].fetch_max(progress, Ordering::AcqRel);
-                if r.received % PROGRESS_EVERY == 0 || progress == self.fanout.n {
+                if r.received.is_multiple_of(PROGRESS_EVERY) || progress == self.fanout.n {
                     self.fanout.progress();
                 }
                 false

@@ -199,7 +199,7 @@ pub fn rate(v: f64) -> String {
 
 /// A size in short form: 64 B, 1 KiB, 64 KiB.
 pub fn size(b: usize) -> String {
-    if b >= 1024 && b % 1024 == 0 {
+    if b >= 1024 && b.is_multiple_of(1024) {
         format!("{} KiB", b / 1024)
     } else {
         format!("{b} B")

@@ -364,7 +364,7 @@ pub fn decode_part(token: &str) -> Option<Vec<u8>> {
     if let Some(text) = token.strip_prefix("str:") {
         return Some(text.as_bytes().to_vec());
     }
-    if token.is_empty() || token.len() % 2 != 0 {
+    if token.is_empty() || !token.len().is_multiple_of(2) {
         return None;
     }
     let nibble = |c: u8| (c as char).to_digit(16).map(|d| d as u8);

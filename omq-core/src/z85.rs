@@ -54,7 +54,7 @@ pub enum Z85Error {
 
 /// Encodes `data` (a multiple of 4 bytes long) as Z85 text.
 pub fn encode(data: &[u8]) -> Result<String, Z85Error> {
-    if data.len() % 4 != 0 {
+    if !data.len().is_multiple_of(4) {
         return Err(Z85Error::BinaryLength(data.len()));
     }
     let mut out = String::with_capacity(data.len() / 4 * 5);

@@ -86,7 +86,7 @@ fn mechanisms(which: u8) -> (MechanismConfig, MechanismConfig) {
             let server = generate_keypair(&mut rng);
             let client = generate_keypair(&mut rng);
             (
-                MechanismConfig::curve_client(server.public().clone(), client),
+                MechanismConfig::curve_client(*server.public(), client),
                 MechanismConfig::curve_server(server),
             )
         }

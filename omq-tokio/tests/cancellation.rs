@@ -62,7 +62,7 @@ async fn run(endpoint: &str) {
                     assert_eq!(p[..], next.to_be_bytes(), "exactly once, in order");
                 }
                 next += 1;
-                if rng.next() % 64 == 0 {
+                if rng.next().is_multiple_of(64) {
                     // A slow reader now and then, so the sender waits at its HWM.
                     tokio::time::sleep(Duration::from_millis(1)).await;
                 }
