@@ -4,6 +4,7 @@
 
 pub mod child;
 pub mod common;
+pub mod compression;
 pub mod cost;
 pub mod libzmq;
 pub mod omq;

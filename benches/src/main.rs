@@ -4,6 +4,7 @@
 //! omq-bench [--quick] [--out DIR] [--repeats N] [--only P,..] [--transports T,..]
 //!           [--impls I,..] [--sizes S,..] [--scale F] [--no-allocs] [--no-callgrind]
 //! omq-bench cell impl=I transport=T pattern=P size=S count=N warmup=W subs=K
+//! omq-bench compression [COUNT]
 //! ```
 //!
 //! The first form is the harness: it prints the machine and versions, runs every cell in a
@@ -27,10 +28,16 @@ usage: omq-bench [--quick] [--out DIR] [--repeats N]
                  [--transports tcp,ipc,inproc] [--impls omq-tokio,omq-tokio-mt,omq-compio,omq-monoio,omq-glommio,
                  libzmq,zmq.rs,raw-tokio]
                  [--sizes 64,1024] [--scale F] [--no-allocs] [--no-callgrind]
-       omq-bench cell impl=I transport=T pattern=P size=S count=N warmup=W subs=K";
+       omq-bench cell impl=I transport=T pattern=P size=S count=N warmup=W subs=K
+       omq-bench compression [COUNT]   # lz4+tcp/zstd+tcp ratio and CPU on 2 KiB JSON";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("compression") {
+        let count = args.get(1).and_then(|n| n.parse().ok()).unwrap_or(20_000);
+        benches::compression::run(count);
+        return;
+    }
     if args.first().map(String::as_str) == Some("cell") {
         if let Err(e) = child::run_here(&args[1..]) {
             eprintln!("cell failed: {e}");
