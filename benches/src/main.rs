@@ -29,10 +29,22 @@ usage: omq-bench [--quick] [--out DIR] [--repeats N]
                  libzmq,zmq.rs,raw-tokio]
                  [--sizes 64,1024] [--scale F] [--no-allocs] [--no-callgrind]
        omq-bench cell impl=I transport=T pattern=P size=S count=N warmup=W subs=K
-       omq-bench compression [COUNT]   # lz4+tcp/zstd+tcp ratio and CPU on 2 KiB JSON";
+       omq-bench compression [COUNT]   # lz4+tcp/zstd+tcp ratio and CPU on 2 KiB JSON
+       omq-bench json [COUNT]          # those records, one per line";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("json") {
+        // The same records, one per line, for scripts/bench-shaped-link.sh.
+        let count: u64 = args.get(1).and_then(|n| n.parse().ok()).unwrap_or(20_000);
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        for i in 0..count {
+            out.write_all(&benches::compression::json_record(i, 2048))
+                .and_then(|()| out.write_all(b"\n"))
+                .expect("stdout");
+        }
+        return;
+    }
     if args.first().map(String::as_str) == Some("compression") {
         let count = args.get(1).and_then(|n| n.parse().ok()).unwrap_or(20_000);
         benches::compression::run(count);
