@@ -547,7 +547,35 @@ impl Socket {
         }
         let (pattern, mut ctx) = self.split();
         pattern.handle_ready(&mut ctx, pipe);
-        ctx.request_flush(pipe);
+        // HELLO_MSG goes first on every connection, before PROBE_ROUTER's message and
+        // whatever waited for the peer (libzmq's hello_msg_session_t).
+        if let Some(hello) = self.options.hello_msg.clone() {
+            if let Some(p) = self.pipes.get_mut(pipe) {
+                p.out.push_front(Message::from(Part::from(hello)));
+            }
+        }
+        if self.options.router_notify.connect && !self.is_inproc(pipe) {
+            self.notice(pipe, Bytes::new());
+        }
+        self.ctx().request_flush(pipe);
+    }
+
+    /// Whether `pipe` is an in-process link (ROUTER_NOTIFY leaves those out, as libzmq).
+    fn is_inproc(&self, pipe: PipeId) -> bool {
+        self.endpoint_of(pipe).starts_with("inproc://")
+    }
+
+    /// A message the socket itself puts in `pipe`'s incoming queue as if its peer had sent it
+    /// (ROUTER_NOTIFY, DISCONNECT_MSG, HICCUP_MSG): past RCVHWM, as libzmq's, since it is
+    /// one per connection change. Nothing once the socket is closed: nobody reads it.
+    fn notice(&mut self, pipe: PipeId, body: Bytes) {
+        if self.closed {
+            return;
+        }
+        if let Some(p) = self.pipes.get_mut(pipe) {
+            p.inbound.push_back(Message::from(Part::from(body)));
+            self.fq.notify(&mut self.pipes, pipe);
+        }
     }
 
     /// A whole message arrived on `pipe`. `Err` gives it back when the pipe's incoming queue is
@@ -653,6 +681,15 @@ impl Socket {
         if matches!(state, PipeState::Handshaking | PipeState::Active) {
             self.pipe_event(EventKind::Disconnected, 0, pipe, Some(reason));
         }
+        // A ROUTER hears about a peer that left after what that peer sent before.
+        if state == PipeState::Active {
+            if self.options.router_notify.disconnect && !self.is_inproc(pipe) {
+                self.notice(pipe, Bytes::new());
+            }
+            if let Some(msg) = self.options.disconnect_msg.clone() {
+                self.notice(pipe, msg);
+            }
+        }
         let origin = self.pipes.get(pipe).map(|p| p.origin.clone());
         match origin {
             Some(Origin::Accept(_)) => self.drop_pipe(pipe, false),
@@ -666,6 +703,14 @@ impl Socket {
                         p.state = PipeState::Disconnected;
                         p.flush_requested = false;
                         p.read_paused = false;
+                    }
+                    // HICCUP_MSG: the pipe outlives its connection and will be redialled
+                    // (libzmq's session_base_t::reconnect, after any connection that
+                    // reached the handshake).
+                    if let Some(msg) = self.options.hiccup_msg.clone() {
+                        if matches!(state, PipeState::Handshaking | PipeState::Active) {
+                            self.notice(pipe, msg);
+                        }
                     }
                 } else {
                     self.drop_pipe(pipe, false);
