@@ -560,7 +560,11 @@ async fn run_on<R: Runtime>(peer: &AsyncPeer, s: Scenario, tr: Transport, binds:
             zmq_send(peer, vec![b"last words".to_vec()]).await;
             assert_eq!(omq_recv(&omq).await, [id.clone(), b"last words".to_vec()]);
             peer.call(|p| p.close(1).unwrap()).await;
-            assert_eq!(omq_recv(&omq).await, [id.clone(), vec![]], "disconnect notice");
+            assert_eq!(
+                omq_recv(&omq).await,
+                [id.clone(), vec![]],
+                "disconnect notice"
+            );
             assert_eq!(omq_recv(&omq).await, [id, b"gone".to_vec()]);
         }
         Scenario::DealerNotices => {

@@ -34,6 +34,7 @@ pub mod sim;
 pub mod simnet;
 pub mod socket;
 pub mod socket_type;
+mod trace;
 pub mod wire;
 pub mod z85;
 

@@ -28,6 +28,7 @@ use crate::rng::SplitMix64;
 use crate::routing::FairQueue;
 use crate::session::{PeerInfo, SessionConfig};
 use crate::socket_type::SocketType;
+use crate::trace;
 
 /// Most monitor events kept unread; later ones are counted ([`Socket::monitor_dropped`]) and
 /// dropped. libzmq's monitor is a PAIR socket whose default SNDHWM is 1,000; we keep more, since
@@ -73,6 +74,16 @@ pub enum CloseReason {
     Io(std::io::ErrorKind),
     /// The session failed (protocol, limits, timeouts, authentication).
     Session(SessionError),
+}
+
+impl std::fmt::Display for CloseReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CloseReason::Eof => f.write_str("the peer closed the connection"),
+            CloseReason::Io(kind) => write!(f, "transport error: {kind}"),
+            CloseReason::Session(e) => write!(f, "{e}"),
+        }
+    }
 }
 
 /// A send could not happen. The message comes back so the caller can retry without a copy.
@@ -256,15 +267,25 @@ impl Socket {
     }
 
     fn event(&mut self, kind: EventKind, value: i64, endpoint: String) {
+        if self.monitor.is_none() && !trace::LIFECYCLE {
+            return;
+        }
+        self.emit(MonitorEvent::new(kind, value, endpoint));
+    }
+
+    /// Traces an event (with the `tracing` feature) and queues it for the monitor, if any.
+    fn emit(&mut self, e: MonitorEvent) {
+        #[cfg(feature = "tracing")]
+        trace::lifecycle(self.socket_type, &e);
         if let Some(q) = &mut self.monitor {
             // A monitor nobody reads must not grow without bound (peers that connect and
             // leave in a loop produce events forever): past the cap, new events are counted
             // and dropped, except MONITOR_STOPPED, which always ends the stream.
-            if q.len() >= MONITOR_QUEUE_MAX && kind != EventKind::MonitorStopped {
+            if q.len() >= MONITOR_QUEUE_MAX && e.kind != EventKind::MonitorStopped {
                 self.monitor_dropped += 1;
                 return;
             }
-            q.push_back(MonitorEvent::new(kind, value, endpoint));
+            q.push_back(e);
         }
     }
 
@@ -277,11 +298,7 @@ impl Socket {
         pipe: PipeId,
         cause: Option<&CloseReason>,
     ) {
-        let Some(q) = &self.monitor else {
-            return;
-        };
-        if q.len() >= MONITOR_QUEUE_MAX {
-            self.monitor_dropped += 1;
+        if self.monitor.is_none() && !trace::LIFECYCLE {
             return;
         }
         let mut e = MonitorEvent::new(kind, value, self.endpoint_of(pipe));
@@ -298,9 +315,7 @@ impl Socket {
                 socket_type: info.socket_type,
             });
         e.cause = cause.cloned();
-        if let Some(q) = &mut self.monitor {
-            q.push_back(e);
-        }
+        self.emit(e);
     }
 
     /// Monitor events waiting to be read; None when monitoring is off.
@@ -873,7 +888,16 @@ impl Socket {
             ));
         }
         let (pattern, mut ctx) = self.split();
-        pattern.send(&mut ctx, msg)
+        let r = pattern.send(&mut ctx, msg);
+        #[cfg(feature = "tracing")]
+        if matches!(r, Err(SendError::WouldBlock(_))) {
+            tracing::debug!(
+                target: "omq::hwm",
+                socket = %self.socket_type,
+                "send would block: no peer has room (SNDHWM reached, or no peer yet)"
+            );
+        }
+        r
     }
 
     /// Receives a message, or says why there is none now. Never waits.

@@ -57,7 +57,11 @@ fn router_notify_reports_each_peer_arriving_and_leaving_as_an_empty_message() {
         if connect {
             want.push(vec!["D".into(), "".into()]);
         }
-        assert_eq!(drain(&mut net, router), want, "{connect} {disconnect} on connect");
+        assert_eq!(
+            drain(&mut net, router),
+            want,
+            "{connect} {disconnect} on connect"
+        );
         // What the peer sent before it left comes before the notice of its leaving.
         net.send(d, Message::from("last words")).unwrap();
         net.run_for(MS10);
@@ -67,7 +71,11 @@ fn router_notify_reports_each_peer_arriving_and_leaving_as_an_empty_message() {
         if disconnect {
             want.push(vec!["D".into(), "".into()]);
         }
-        assert_eq!(drain(&mut net, router), want, "{connect} {disconnect} on leaving");
+        assert_eq!(
+            drain(&mut net, router),
+            want,
+            "{connect} {disconnect} on leaving"
+        );
     }
 }
 

@@ -159,6 +159,10 @@ impl Ctx<'_> {
         if conflate {
             p.inbound.clear();
         } else if hwm != 0 && p.inbound.len() >= hwm {
+            #[cfg(feature = "tracing")]
+            if !p.read_paused {
+                tracing::debug!(target: "omq::hwm", pipe = ?pipe, "RCVHWM reached: reading paused");
+            }
             p.read_paused = true;
             return Err(msg);
         }
