@@ -2,13 +2,16 @@
 //!
 //! A ZeroMQ message is a short list of parts (frames). Each part is either stored inline (small
 //! parts, copied out of the read buffer so that a queued small message never keeps a large read
-//! buffer alive) or held as a [`Bytes`] (larger parts; received ones are either copied into an
-//! allocation of their own or, when big, sliced out of the read buffer without a copy).
+//! buffer alive) or held as a [`Bytes`] (larger parts; received ones are copied into a shared
+//! arena or an allocation of their own or, when big, sliced out of the read buffer without a
+//! copy).
 //!
-//! The thresholds are chosen so that memory queued in a pipe is bounded by the messages' own
-//! sizes, never by the size of the buffers they were read into:
+//! Four tiers for received parts, chosen so that memory queued in a pipe is bounded by the
+//! messages' own sizes, never by the size of the buffers they were read into:
 //! - up to [`INLINE_CAP`] bytes: inline, no allocation at all (libzmq's "very small message" is 33
 //!   bytes for the same reason);
+//! - up to [`ARENA_PART_MAX`] bytes: copied into a shared arena of [`ARENA_SIZE`] bytes (one
+//!   allocation per arena, not per part);
 //! - up to [`SLICE_MIN`] bytes: one exact-size allocation (what libzmq does for every message
 //!   larger than its inline size);
 //! - from [`SLICE_MIN`] bytes up: a zero-copy slice of the read buffer. The driver sizes its read

@@ -19,7 +19,9 @@ use crate::mechanism::{CurveKeyPair, CurvePublicKey, CurveSecretKey, MechanismCo
 use crate::socket_type::SocketType;
 use crate::wire::metadata::{is_valid_name, Metadata};
 
-/// The longest HEARTBEAT_TTL libzmq accepts (its deciseconds field holds 65535).
+/// The longest HEARTBEAT_TTL libzmq accepts, in milliseconds: truncated to deciseconds it is
+/// 65535, the most the PING's 16-bit TTL field holds. The one limit; the session's
+/// [`crate::session::MAX_HEARTBEAT_TTL`] is the same value.
 pub const MAX_HEARTBEAT_TTL_MS: u64 = 6_553_599;
 
 /// Option names, as libzmq spells them (without `ZMQ_`).
