@@ -479,7 +479,6 @@ mod tests {
     /// error's text ends with the text of the error its `source()` gives.
     #[test]
     fn display_never_repeats_the_source() {
-        use std::error::Error as _;
         let chains: Vec<Box<dyn std::error::Error>> = vec![
             Box::new(SessionError::Protocol(ProtocolError::Curve(bad_length(
                 "HELLO",

@@ -230,11 +230,16 @@ impl From<&Bytes> for Part {
 /// READY properties, and later the authenticator's User-Id), shared by every message of that
 /// connection.
 ///
-/// Two messages are equal when their parts are; metadata is not compared.
+/// SERVER and PEER sockets (specs 41, 51) address peers by a number that travels beside the
+/// message, never on the wire: [`Message::routing_id`] says which peer a received message came
+/// from, and which peer a sent one goes to.
+///
+/// Two messages are equal when their parts are; metadata and routing id are not compared.
 #[derive(Clone, Default)]
 pub struct Message {
     parts: SmallVec<[Part; 2]>,
     metadata: Option<Arc<Metadata>>,
+    routing_id: Option<std::num::NonZeroU32>,
 }
 
 impl Message {
@@ -252,6 +257,7 @@ impl Message {
         Message {
             parts: parts.into_iter().map(Into::into).collect(),
             metadata: None,
+            routing_id: None,
         }
     }
 
@@ -323,6 +329,24 @@ impl Message {
     /// Attaches connection metadata (done by the session for every received message).
     pub fn set_metadata(&mut self, metadata: Option<Arc<Metadata>>) {
         self.metadata = metadata;
+    }
+
+    /// SERVER, PEER: the peer a received message came from, or the one a message to send goes
+    /// to (libzmq's `zmq_msg_routing_id`). Never 0.
+    pub fn routing_id(&self) -> Option<u32> {
+        self.routing_id.map(std::num::NonZeroU32::get)
+    }
+
+    /// Sets (or, with 0, clears) the routing id (libzmq's `zmq_msg_set_routing_id`).
+    pub fn set_routing_id(&mut self, id: u32) {
+        self.routing_id = std::num::NonZeroU32::new(id);
+    }
+
+    /// The message addressed to the SERVER or PEER peer `id`.
+    #[must_use]
+    pub fn with_routing_id(mut self, id: u32) -> Self {
+        self.set_routing_id(id);
+        self
     }
 
     /// The parts, consumed, as an iterator.

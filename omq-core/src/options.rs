@@ -148,9 +148,12 @@ impl OptionName {
             // libzmq: HELLO_MSG for the types that talk to one addressed peer per connection,
             // DISCONNECT_MSG where the application can tell peers apart, HICCUP_MSG where
             // a connecting pipe outlives its connection.
-            HelloMsg => matches!(t, T::Router | T::Dealer),
-            DisconnectMsg => t == T::Router,
-            HiccupMsg => t == T::Dealer,
+            HelloMsg => matches!(t, T::Router | T::Dealer | T::Server | T::Client | T::Peer),
+            DisconnectMsg => matches!(t, T::Router | T::Server | T::Peer),
+            HiccupMsg => matches!(t, T::Dealer | T::Client | T::Peer),
+            // A PEER's connect_peer names the pipe it makes at once (libzmq refuses it with
+            // IMMEDIATE, where there is no pipe before the handshake).
+            Immediate => t != T::Peer,
             ProbeRouter => matches!(t, T::Router | T::Dealer | T::Req),
             ReqCorrelate | ReqRelaxed => t == T::Req,
             Conflate => matches!(t, T::Dealer | T::Pull | T::Push | T::Pub | T::Sub),

@@ -164,6 +164,14 @@ pub enum SocketError {
     /// The socket is closed.
     #[error("the socket is closed")]
     Closed,
+    /// The operation is for other socket types (`connect_peer` on anything but PEER).
+    #[error("{operation} is not for a {socket_type} socket")]
+    WrongType {
+        /// The operation.
+        operation: &'static str,
+        /// This socket's type.
+        socket_type: SocketType,
+    },
 }
 
 #[derive(Debug)]
@@ -420,6 +428,24 @@ impl Socket {
         }));
         self.dial(self.connects.len() - 1, now);
         Ok(ep)
+    }
+
+    /// PEER: connects as [`Socket::connect`] does and returns the number of the peer it dials
+    /// (libzmq's `zmq_connect_peer`): messages to it carry that routing id, and messages from
+    /// it arrive with it, across reconnections too.
+    pub fn connect_peer(&mut self, endpoint: &str, now: Instant) -> Result<u32, SocketError> {
+        if self.socket_type != SocketType::Peer {
+            return Err(SocketError::WrongType {
+                operation: "connect_peer",
+                socket_type: self.socket_type,
+            });
+        }
+        self.connect(endpoint, now)?;
+        let pipe = self.connects.last().and_then(|c| c.as_ref()?.pipe);
+        pipe.and_then(|p| self.pipes.get(p))
+            .and_then(|p| p.routing_id.as_deref())
+            .and_then(crate::pattern::peer_number)
+            .ok_or(SocketError::Closed)
     }
 
     /// Stops connecting to `endpoint` and drops its pipe with whatever is queued in it.

@@ -62,6 +62,7 @@ impl From<SocketError> for Error {
             SocketError::NotBound(s) | SocketError::NotConnected(s) => Error::NotInUse(s),
             SocketError::Closed => Error::Closed,
             SocketError::UnsupportedType(t) => Error::UnsupportedType(t),
+            SocketError::WrongType { .. } => Error::NotSupported,
             other => Error::Socket(other),
         }
     }

@@ -254,6 +254,18 @@ impl<R: Runtime> Socket<R> {
         Ok(())
     }
 
+    /// PEER: connects (as [`Socket::connect`]) and returns the routing id of the peer it
+    /// dials, as libzmq's `zmq_connect_peer`: send to it with
+    /// [`Message::with_routing_id`]; its messages arrive with that id.
+    pub async fn connect_peer(&self, endpoint: impl AsEndpoint) -> Result<u32, Error> {
+        let endpoint = &*endpoint.as_endpoint();
+        let _: Endpoint = endpoint.parse()?;
+        let mut st = self.shared().lock();
+        let id = st.core.connect_peer(endpoint, R::now())?;
+        self.shared().finish(st);
+        Ok(id)
+    }
+
     /// Stops connecting to an endpoint and drops what was queued for it.
     pub async fn disconnect(&self, endpoint: impl AsEndpoint) -> Result<(), Error> {
         let endpoint = &*endpoint.as_endpoint();
