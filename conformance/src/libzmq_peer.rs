@@ -485,6 +485,17 @@ impl From<&str> for OptValue {
     }
 }
 
+/// A message as the draft peer received it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DraftMessage {
+    /// Its routing id (SERVER, PEER), 0 when it has none.
+    pub rid: u32,
+    /// Its group (DISH), if any.
+    pub group: Option<Vec<u8>>,
+    /// Its one part.
+    pub part: Vec<u8>,
+}
+
 // ---------------------------------------------------------------------------
 // The peer process
 
@@ -893,11 +904,7 @@ impl LibzmqPeer {
     }
 
     /// Draft peer: receives one message with its routing id (0: none) and group.
-    pub fn recvx(
-        &mut self,
-        id: u32,
-        timeout: Duration,
-    ) -> Result<(u32, Option<Vec<u8>>, Vec<u8>), PeerError> {
+    pub fn recvx(&mut self, id: u32, timeout: Duration) -> Result<DraftMessage, PeerError> {
         let line = format!("recvx {id} {}", timeout.as_millis());
         let reply = self.timed(&line, timeout)?;
         let bad = || PeerError::Protocol {
@@ -911,7 +918,7 @@ impl LibzmqPeer {
             g => Some(decode_part(g).ok_or_else(bad)?),
         };
         let part = decode_part(words.next().ok_or_else(bad)?).ok_or_else(bad)?;
-        Ok((rid, group, part))
+        Ok(DraftMessage { rid, group, part })
     }
 
     /// Draft peer: `zmq_connect_peer`; the routing id of the peer it dials.
