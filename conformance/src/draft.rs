@@ -112,8 +112,8 @@ async fn link<R: Runtime>(
 }
 
 async fn zmq_recvx(peer: &AsyncPeer) -> (u32, Vec<u8>) {
-    let (rid, _, part) = peer.call(|p| p.recvx(1, T)).await.expect("libzmq received");
-    (rid, part)
+    let m = peer.call(|p| p.recvx(1, T)).await.expect("libzmq received");
+    (m.rid, m.part)
 }
 
 async fn zmq_sendx(peer: &AsyncPeer, rid: u32, part: Vec<u8>) {
