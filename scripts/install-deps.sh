@@ -16,6 +16,8 @@ command -v pkg-config >/dev/null || need_apt+=(pkg-config)
 command -v gcc >/dev/null || need_apt+=(gcc)
 command -v python3 >/dev/null || need_apt+=(python3)
 python3 -c 'import venv, ensurepip' 2>/dev/null || need_apt+=(python3-venv)
+# The draft-API libzmq of the draft interop tests is built from source (conformance/build.rs).
+command -v g++ >/dev/null || need_apt+=(g++)
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "installing ${need_apt[*]} (apt)"
     as_root apt-get update -qq

@@ -216,7 +216,24 @@ impl std::error::Error for PeerError {
 /// Errors say what to install; callers should fail the test with them.
 pub fn peer_binary() -> Result<PathBuf, PeerError> {
     static BINARY: OnceLock<Result<PathBuf, PeerError>> = OnceLock::new();
-    BINARY.get_or_init(build_peer).clone()
+    BINARY.get_or_init(|| build_peer(Flavour::System)).clone()
+}
+
+/// Path of the draft peer: the same source with libzmq's draft API (CLIENT/SERVER,
+/// RADIO/DISH, SCATTER/GATHER, PEER/CHANNEL), linked statically against the libzmq 4.3.5 that
+/// this crate's build script compiled with drafts from the `zeromq-src` crate.
+pub fn draft_peer_binary() -> Result<PathBuf, PeerError> {
+    static BINARY: OnceLock<Result<PathBuf, PeerError>> = OnceLock::new();
+    BINARY.get_or_init(|| build_peer(Flavour::Draft)).clone()
+}
+
+/// Which libzmq a peer runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flavour {
+    /// The system's libzmq (Debian's, found with pkg-config).
+    System,
+    /// libzmq with its draft API, built by `build.rs`.
+    Draft,
 }
 
 fn source_path() -> PathBuf {
@@ -257,7 +274,7 @@ fn modified(path: &Path) -> Option<SystemTime> {
     std::fs::metadata(path).and_then(|m| m.modified()).ok()
 }
 
-fn build_peer() -> Result<PathBuf, PeerError> {
+fn build_peer(flavour: Flavour) -> Result<PathBuf, PeerError> {
     let source = source_path();
     let source_time = modified(&source).ok_or_else(|| {
         PeerError::Setup(format!(
@@ -266,18 +283,31 @@ fn build_peer() -> Result<PathBuf, PeerError> {
         ))
     })?;
     let dir = target_dir().join("zmq-peer");
-    let binary = dir.join("zmq_peer");
+    let (name, flags) = match flavour {
+        Flavour::System => ("zmq_peer", None),
+        Flavour::Draft => ("zmq_peer_draft", Some(draft_flags())),
+    };
+    let binary = dir.join(name);
+    // The draft peer is also out of date when the library under it was rebuilt.
+    let source_time = match flavour {
+        Flavour::System => source_time,
+        Flavour::Draft => modified(&Path::new(env!("OMQ_DRAFT_LIBZMQ")).join("lib/libzmq.a"))
+            .map_or(source_time, |t| t.max(source_time)),
+    };
     if modified(&binary).is_some_and(|t| t >= source_time) {
         return Ok(binary);
     }
 
-    let flags = pkg_config_flags()?;
+    let flags = match flags {
+        Some(f) => f,
+        None => pkg_config_flags()?,
+    };
     std::fs::create_dir_all(&dir)
         .map_err(|e| PeerError::io(format!("creating {}", dir.display()), e))?;
 
     static BUILD_COUNTER: AtomicU64 = AtomicU64::new(0);
     let tmp = dir.join(format!(
-        "zmq_peer.tmp.{}.{}",
+        "{name}.tmp.{}.{}",
         std::process::id(),
         BUILD_COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
@@ -312,6 +342,18 @@ fn build_peer() -> Result<PathBuf, PeerError> {
         PeerError::io(format!("moving the peer into {}", binary.display()), e)
     })?;
     Ok(binary)
+}
+
+/// Compiler flags for the draft peer: the draft API on, the headers and static library the
+/// build script made, and what a static C++ libzmq needs.
+fn draft_flags() -> Vec<String> {
+    let out = Path::new(env!("OMQ_DRAFT_LIBZMQ"));
+    vec![
+        "-DZMQ_BUILD_DRAFT_API".into(),
+        format!("-I{}", out.join("source").join("include").display()),
+        out.join("lib").join("libzmq.a").display().to_string(),
+        "-lstdc++".into(),
+    ]
 }
 
 fn pkg_config_flags() -> Result<Vec<String>, PeerError> {
@@ -443,6 +485,17 @@ impl From<&str> for OptValue {
     }
 }
 
+/// A message as the draft peer received it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DraftMessage {
+    /// Its routing id (SERVER, PEER), 0 when it has none.
+    pub rid: u32,
+    /// Its group (DISH), if any.
+    pub group: Option<Vec<u8>>,
+    /// Its one part.
+    pub part: Vec<u8>,
+}
+
 // ---------------------------------------------------------------------------
 // The peer process
 
@@ -470,7 +523,16 @@ pub struct LibzmqPeer {
 impl LibzmqPeer {
     /// Builds the peer if needed, starts it, and checks its `ready` line.
     pub fn spawn() -> Result<Self, PeerError> {
-        let binary = peer_binary()?;
+        Self::spawn_binary(peer_binary()?)
+    }
+
+    /// The draft peer ([`draft_peer_binary`]): libzmq 4.3.5 with its draft API, which adds
+    /// the `sendx`, `recvx`, `connectpeer`, `join` and `leave` commands.
+    pub fn spawn_draft() -> Result<Self, PeerError> {
+        Self::spawn_binary(draft_peer_binary()?)
+    }
+
+    fn spawn_binary(binary: PathBuf) -> Result<Self, PeerError> {
         let mut child = Command::new(&binary)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -825,6 +887,55 @@ impl LibzmqPeer {
             ep => ep.to_owned(),
         };
         Ok((name, value, endpoint))
+    }
+
+    /// Draft peer: `sendx ID RID GROUP PART`: one part, to routing id `rid` (0: none), in
+    /// `group` (None: none).
+    pub fn sendx(
+        &mut self,
+        id: u32,
+        rid: u32,
+        group: Option<&[u8]>,
+        part: &[u8],
+    ) -> Result<(), PeerError> {
+        let group = group.map_or_else(|| "-".to_owned(), encode_part);
+        self.cmd(&format!("sendx {id} {rid} {group} {}", encode_part(part)))
+            .map(drop)
+    }
+
+    /// Draft peer: receives one message with its routing id (0: none) and group.
+    pub fn recvx(&mut self, id: u32, timeout: Duration) -> Result<DraftMessage, PeerError> {
+        let line = format!("recvx {id} {}", timeout.as_millis());
+        let reply = self.timed(&line, timeout)?;
+        let bad = || PeerError::Protocol {
+            command: line.clone(),
+            detail: format!("expected `RID GROUP PART`: {reply:?}"),
+        };
+        let mut words = reply.split_whitespace();
+        let rid = words.next().and_then(|w| w.parse().ok()).ok_or_else(bad)?;
+        let group = match words.next().ok_or_else(bad)? {
+            "-" => None,
+            g => Some(decode_part(g).ok_or_else(bad)?),
+        };
+        let part = decode_part(words.next().ok_or_else(bad)?).ok_or_else(bad)?;
+        Ok(DraftMessage { rid, group, part })
+    }
+
+    /// Draft peer: `zmq_connect_peer`; the routing id of the peer it dials.
+    pub fn connect_peer(&mut self, id: u32, endpoint: &str) -> Result<u32, PeerError> {
+        let line = format!("connectpeer {id} {endpoint}");
+        let reply = self.cmd(&line)?;
+        reply.trim().parse().map_err(|_| PeerError::Protocol {
+            command: line,
+            detail: format!("expected a routing id: {reply:?}"),
+        })
+    }
+
+    /// Draft peer: DISH joins (`on`) or leaves a group.
+    pub fn join(&mut self, id: u32, group: &[u8], on: bool) -> Result<(), PeerError> {
+        let verb = if on { "join" } else { "leave" };
+        self.cmd(&format!("{verb} {id} {}", encode_part(group)))
+            .map(drop)
     }
 
     /// `close ID` (linger 0). The id can then be reused.
