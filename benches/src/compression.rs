@@ -18,8 +18,21 @@ pub fn json_record(seed: u64, len: usize) -> Vec<u8> {
         x ^= x << 17;
         x
     };
-    let hosts = ["web-01", "web-02", "db-primary", "db-replica", "cache-7", "queue-3"];
-    let metrics = ["cpu.user", "cpu.system", "mem.used", "disk.read_bytes", "net.rx_packets"];
+    let hosts = [
+        "web-01",
+        "web-02",
+        "db-primary",
+        "db-replica",
+        "cache-7",
+        "queue-3",
+    ];
+    let metrics = [
+        "cpu.user",
+        "cpu.system",
+        "mem.used",
+        "disk.read_bytes",
+        "net.rx_packets",
+    ];
     let mut s = format!(
         "{{\"schema\":\"telemetry.v2\",\"batch\":{seed},\"ts\":{},\"region\":\"eu-central-1\",\"readings\":[",
         1_764_590_400_000u64 + seed * 1000 + next() % 1000
@@ -32,7 +45,11 @@ pub fn json_record(seed: u64, len: usize) -> Vec<u8> {
             metrics[((v >> 8) % 5) as usize],
             (v >> 16) % 10_000,
             (v >> 32) % 1000,
-            if (v >> 40) % 2 == 0 { "count" } else { "percent" },
+            if (v >> 40) % 2 == 0 {
+                "count"
+            } else {
+                "percent"
+            },
             (v >> 44) % 100_000
         ));
     }
@@ -65,7 +82,10 @@ fn measure(name: &'static str, config: CompressionConfig, msgs: &[Vec<u8>]) -> R
     // Warm up (and train, when asked: the dictionary goes out with this traffic).
     for m in msgs.iter().cycle().take(2000) {
         if let Some(d) = tx.start_message(std::iter::once(&m[..])) {
-            assert_eq!(rx.decode_part(Part::from(d), false, None), Ok(Decoded::Dictionary));
+            assert_eq!(
+                rx.decode_part(Part::from(d), false, None),
+                Ok(Decoded::Dictionary)
+            );
         }
         let w = tx.encode_part(m);
         rx.decode_part(Part::from(w), false, None).expect("decodes");
@@ -101,10 +121,22 @@ pub fn run(count: usize) -> Vec<Row> {
     };
     let rows = vec![
         measure("lz4+tcp", cfg(Compression::Lz4, false, 1), &msgs),
-        measure("lz4+tcp, trained dict", cfg(Compression::Lz4, true, 1), &msgs),
+        measure(
+            "lz4+tcp, trained dict",
+            cfg(Compression::Lz4, true, 1),
+            &msgs,
+        ),
         measure("zstd+tcp level 1", cfg(Compression::Zstd, false, 1), &msgs),
-        measure("zstd+tcp level 1, trained dict", cfg(Compression::Zstd, true, 1), &msgs),
-        measure("zstd+tcp level 3, trained dict", cfg(Compression::Zstd, true, 3), &msgs),
+        measure(
+            "zstd+tcp level 1, trained dict",
+            cfg(Compression::Zstd, true, 1),
+            &msgs,
+        ),
+        measure(
+            "zstd+tcp level 3, trained dict",
+            cfg(Compression::Zstd, true, 3),
+            &msgs,
+        ),
     ];
     println!("{count} JSON telemetry messages of 2048 bytes, one core, release build");
     println!(
