@@ -83,7 +83,7 @@ fn attempt(name: String, f: impl FnOnce()) -> Outcome {
 }
 
 /// Runs every interop scenario (against libzmq; tcp and ipc, either side binding) and every
-/// omq-to-omq pairing (tcp, ipc, inproc) on backend `B`.
+/// omq-to-omq pairing (tcp, ipc, inproc, lz4+tcp, zstd+tcp) on backend `B`.
 pub fn run_suite<B: Backend>() -> Report {
     let mut outcomes = Vec::new();
     for s in Scenario::ALL {

@@ -12,9 +12,15 @@ mod local {
 #[test]
 fn the_suite_in_one_call_reports_every_scenario() {
     let report = conformance::report::run_suite::<conformance::plugged::AsyncIoBackend>();
-    assert_eq!(report.outcomes.len(), 20 * 4 + 7 * 3);
+    // Every interop scenario over tcp and ipc with either side binding, and every pairing
+    // over tcp, ipc, inproc, lz4+tcp and zstd+tcp.
+    let n = conformance::scenarios::Scenario::ALL.len() * 4
+        + conformance::local::Pairing::ALL.len() * 5;
+    assert_eq!(report.outcomes.len(), n);
     assert_eq!(report.failed(), 0, "{report}");
-    assert!(report.to_string().contains("101 passed, 0 failed"));
+    assert!(report
+        .to_string()
+        .contains(&format!("{n} passed, 0 failed")));
 }
 
 mod security {
