@@ -9,6 +9,7 @@
 //! - [`report`]: the whole suite in one call, with a readable report.
 //! - [`blocking`]: a minimal blocking driver for one omq-core session on a TCP stream.
 //! - [`hostile`]: hostile peers (raw ZMTP bytes) against omq over real sockets, on every backend.
+//! - [`netns`]: two network namespaces joined by an impaired link (loss, delay, partitions).
 
 pub mod api;
 pub mod async_peer;
@@ -17,6 +18,8 @@ pub mod blocking;
 pub mod hostile;
 pub mod libzmq_peer;
 pub mod local;
+pub mod netfaults;
+pub mod netns;
 pub mod plugged;
 pub mod report;
 pub mod scenarios;
