@@ -146,7 +146,10 @@ async fn router_server<R: Runtime>(sh: Arc<Shared>, b: usize, base: Options) {
         base.recv_timeout(Some(POLL)).send_hwm(5000),
     )
     .unwrap();
-    router.bind(ep("0.0.0.0", port(b, 2)).as_str()).await.unwrap();
+    router
+        .bind(ep("0.0.0.0", port(b, 2)).as_str())
+        .await
+        .unwrap();
     while !sh.clients_done.load(Ordering::Relaxed) {
         if let Ok(m) = router.recv().await {
             // Echo: the routing id frame routes it back.
@@ -342,11 +345,16 @@ async fn lazy_pirate<R: Runtime>(sh: Arc<Shared>, b: usize, endpoint: String, zm
             match req.recv().await {
                 Ok(reply) if reply == request => done = true,
                 Ok(reply) => {
-                    sh.fail(format!("b{b} REQ: wrong reply {:?}", check(&reply, tag, 1000)));
+                    sh.fail(format!(
+                        "b{b} REQ: wrong reply {:?}",
+                        check(&reply, tag, 1000)
+                    ));
                     return;
                 }
                 Err(_) if Instant::now() > deadline => {
-                    sh.fail(format!("b{b} REQ (libzmq {zmq}): request {seq} never answered"));
+                    sh.fail(format!(
+                        "b{b} REQ (libzmq {zmq}): request {seq} never answered"
+                    ));
                     return;
                 }
                 Err(_) => {
@@ -387,7 +395,11 @@ static KEYS: Mutex<Vec<Options>> = Mutex::new(Vec::new());
 /// Per backend: the CURVE server options.
 static SERVER_KEYS: Mutex<Vec<Options>> = Mutex::new(Vec::new());
 
-fn run_backend<B: Backend>(link: &Link, sh: &Arc<Shared>, b: usize) -> [std::thread::JoinHandle<()>; 3] {
+fn run_backend<B: Backend>(
+    link: &Link,
+    sh: &Arc<Shared>,
+    b: usize,
+) -> [std::thread::JoinHandle<()>; 3] {
     let (a_ns, b_ns) = link.netns();
     let s = sh.clone();
     let servers = in_netns(a_ns, move || B::block_on(servers_keyed::<B::R>(s, b)));
@@ -480,11 +492,12 @@ fn main() {
         let s = sh.clone();
         in_netns(link.netns().0, move || zmq_rep(s))
     };
-    let mut threads = Vec::new();
-    threads.push(run_backend::<TokioBackend>(&link, &sh, 0));
-    threads.push(run_backend::<CompioBackend>(&link, &sh, 1));
-    threads.push(run_backend::<MonoioBackend>(&link, &sh, 2));
-    threads.push(run_backend::<GlommioBackend>(&link, &sh, 3));
+    let threads = vec![
+        run_backend::<TokioBackend>(&link, &sh, 0),
+        run_backend::<CompioBackend>(&link, &sh, 1),
+        run_backend::<MonoioBackend>(&link, &sh, 2),
+        run_backend::<GlommioBackend>(&link, &sh, 3),
+    ];
 
     let start = Instant::now();
     let warmup = Duration::from_secs((secs / 4).clamp(10, 60));

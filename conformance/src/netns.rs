@@ -17,7 +17,9 @@
 //! Code runs inside a namespace either on a thread ([`in_netns`]: the thread calls `setns`, and
 //! every socket it or its runtime opens lives there) or as a process ([`netns_command`]:
 //! `ip netns exec`). Dropping the [`Link`] stops the wire and deletes both namespaces, also
-//! when the test panics. Root is required; [`Link::new`] fails with a clear message otherwise.
+//! when the test panics; namespaces of a process killed before that (a test timeout) are
+//! removed by the next [`Link::new`]. Root is required; [`Link::new`] fails with a clear
+//! message otherwise.
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -134,6 +136,7 @@ impl Link {
                  run them as root, as CI does (scripts/test.sh)",
             ));
         }
+        sweep_stale();
         let pid = std::process::id();
         let n = LINKS.fetch_add(1, Ordering::Relaxed);
         let mut link = Link {
@@ -173,25 +176,26 @@ impl Link {
         (&self.ns[0], &self.ns[1])
     }
 
+    /// A handle that changes the wire's conditions from other threads. It does not keep the
+    /// namespaces alive: the `Link`'s owner (the test's main thread) stays the one that removes
+    /// them, also when it panics.
+    pub fn control(&self) -> Control {
+        Control(Arc::clone(&self.impairment))
+    }
+
     /// Changes the wire's conditions from now on (packets already queued keep their times).
     pub fn set(&self, i: Impairment) {
-        *self.impairment.lock().unwrap_or_else(|p| p.into_inner()) = i;
+        self.control().set(i);
     }
 
     /// The conditions now.
     pub fn impairment(&self) -> Impairment {
-        self.impairment
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.control().impairment()
     }
 
     /// Drops every packet from now on (true) or lets them through again (false).
     pub fn partition(&self, on: bool) {
-        self.impairment
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .partitioned = on;
+        self.control().partition(on);
     }
 
     /// Sets the MTU of both devices.
@@ -217,6 +221,48 @@ impl Link {
     /// What the wire did so far.
     pub fn stats(&self) -> &WireStats {
         &self.stats
+    }
+}
+
+/// Changes a [`Link`]'s conditions; see [`Link::control`].
+#[derive(Debug, Clone)]
+pub struct Control(Arc<Mutex<Impairment>>);
+
+impl Control {
+    /// See [`Link::set`].
+    pub fn set(&self, i: Impairment) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = i;
+    }
+
+    /// See [`Link::impairment`].
+    pub fn impairment(&self) -> Impairment {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// See [`Link::partition`].
+    pub fn partition(&self, on: bool) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).partitioned = on;
+    }
+}
+
+/// Removes namespaces `omq-PID-*` left by processes that are gone (killed before their `Link`
+/// was dropped, e.g. by a test timeout).
+fn sweep_stale() {
+    let Ok(dir) = std::fs::read_dir("/run/netns") else {
+        return;
+    };
+    for e in dir.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix("omq-")
+            .and_then(|r| r.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = run(&["ip", "netns", "del", &name]);
+        }
     }
 }
 
@@ -340,7 +386,8 @@ fn wire(from: &Arc<File>, to: &Arc<File>, link: &Link) -> [JoinHandle<()>; 2] {
                 let sent = match i.rate_bps {
                     Some(bps) if bps > 0 => {
                         let start = link_free.max(now);
-                        link_free = start + Duration::from_nanos(n as u64 * 8 * 1_000_000_000 / bps);
+                        link_free =
+                            start + Duration::from_nanos(n as u64 * 8 * 1_000_000_000 / bps);
                         link_free
                     }
                     _ => now,
@@ -387,7 +434,10 @@ fn wire(from: &Arc<File>, to: &Arc<File>, link: &Link) -> [JoinHandle<()>; 2] {
                     Some(d) => (d.at - now).min(Duration::from_millis(50)),
                     None => Duration::from_millis(50),
                 };
-                q = cv.wait_timeout(q, wait).unwrap_or_else(|p| p.into_inner()).0;
+                q = cv
+                    .wait_timeout(q, wait)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0;
             }
         })
     };
