@@ -457,6 +457,7 @@ fn partition_heal<B: Backend>(peer: Peer) {
             queued >= HWM as u64 / 2,
             "only {queued} queued within SNDHWM {HWM}"
         );
+        println!("{queued} queued while partitioned (SNDHWM {HWM})");
         let grew = self_rss().saturating_sub(rss0);
         // The queue holds at most ~4 x HWM x 16 KiB = 3.2 MiB; allow for the runtime's own.
         assert!(
@@ -838,6 +839,147 @@ fn slow_consumer_bounded<B: Backend>() {
     );
 }
 
+/// PUB never waits: to a subscriber behind a 1 Mbit/s link it drops what exceeds SNDHWM, so
+/// publishing as fast as it can for 4 s leaves its memory bounded.
+fn slow_subscriber_bounded<B: Backend>() {
+    const HWM: usize = 10;
+    const SIZE: usize = 32 * 1024;
+    let link = link();
+    slow_link(&link);
+    let done = Flag::default();
+    let d = done.clone();
+    let server = side::<B, _, _>(link.netns().0, move || async move {
+        let publ = Socket::<B::R>::new(S::Pub, Options::default().send_hwm(HWM)).unwrap();
+        let mut events = publ.monitor();
+        publ.bind(any_ep(5042).as_str()).await.unwrap();
+        event(&mut events, EventKind::HandshakeSucceeded, T).await;
+        // Let the subscription arrive.
+        sleep::<B::R>(Duration::from_millis(300)).await;
+        let rss0 = self_rss();
+        let (mut sent, mut peak) = (0u64, 0u64);
+        let end = Instant::now() + Duration::from_secs(4);
+        while Instant::now() < end {
+            publ.send(numbered(7, sent, SIZE)).await.unwrap();
+            sent += 1;
+            if sent % 64 == 0 {
+                peak = peak.max(self_rss());
+                // Yield now and then so the connection's task runs on single-threaded runtimes.
+                sleep::<B::R>(Duration::from_millis(1)).await;
+            }
+        }
+        d.raise();
+        (sent, peak.saturating_sub(rss0))
+    });
+    let d = done.clone();
+    let client = side::<B, _, _>(link.netns().1, move || async move {
+        let sub = Socket::<B::R>::new(
+            S::Sub,
+            Options::default()
+                .recv_hwm(HWM)
+                .recv_timeout(Some(Duration::from_millis(100))),
+        )
+        .unwrap();
+        sub.subscribe("").unwrap();
+        sub.connect(a_ep(5042).as_str()).await.unwrap();
+        let (mut got, mut last) = (0u64, None);
+        while !d.is_up() {
+            if let Ok(m) = sub.recv().await {
+                let seq = check(&m, 7, SIZE).unwrap();
+                assert!(last.is_none_or(|l| seq > l), "{seq} after {last:?}");
+                last = Some(seq);
+                got += 1;
+                sleep::<B::R>(Duration::from_millis(50)).await;
+            }
+        }
+        got
+    });
+    let (sent, grew) = join(server);
+    let got = join(client);
+    println!("published {sent}, received {got}, memory grew by {} KiB", grew >> 10);
+    assert!(got > 0, "the subscriber received nothing");
+    assert!(sent > 20 * got, "PUB was held back ({sent} sent, {got} received)");
+    assert!(grew < 24 << 20, "the publisher's memory grew by {grew} bytes");
+}
+
+/// 1,000 peers that vanish at once (all packets dropped): the ROUTER's heartbeats find every
+/// one and close its connection.
+fn thousand_vanished_peers<B: Backend>() {
+    const N: usize = 1000;
+    let link = link();
+    let l = link.control();
+    let bound = Flag::default();
+    let gone = Flag::default();
+    let served = Flag::default();
+    let (b, g, sv) = (bound.clone(), gone.clone(), served.clone());
+    let server = side::<B, _, _>(link.netns().0, move || async move {
+        let router = Socket::<B::R>::new(
+            S::Router,
+            hb(Options::default())
+                .recv_timeout(Some(T))
+                .backlog(1024),
+        )
+        .unwrap();
+        let mut events = router.monitor();
+        router.bind(any_ep(5051).as_str()).await.unwrap();
+        let fds0 = self_fds();
+        b.raise();
+        for _ in 0..N {
+            let m = router.recv().await.expect("every peer's message");
+            router.send(m).await.unwrap();
+        }
+        // Every reply has arrived: now the peers' host goes silent.
+        sv.wait::<B::R>().await;
+        let with_peers = self_fds();
+        l.partition(true);
+        let start = Instant::now();
+        let mut lost = 0;
+        while lost < N {
+            event(&mut events, EventKind::Disconnected, T).await;
+            lost += 1;
+        }
+        let took = start.elapsed();
+        println!("{N} vanished peers noticed within {took:?}");
+        assert!(took < Duration::from_secs(20), "{took:?} to notice them all");
+        let end = Instant::now() + T;
+        // The clients' own descriptors stay (they have no heartbeats); the ROUTER's N go.
+        while self_fds() + N > with_peers + 8 {
+            assert!(
+                Instant::now() < end,
+                "{} descriptors, {with_peers} with the peers, {fds0} before",
+                self_fds()
+            );
+            sleep::<B::R>(Duration::from_millis(50)).await;
+        }
+        g.raise();
+    });
+    bound.wait_blocking();
+    let client = side::<B, _, _>(link.netns().1, move || async move {
+        let mut socks = Vec::new();
+        for i in 0..N {
+            let s = Socket::<B::R>::new(
+                S::Dealer,
+                Options::default()
+                    .linger(Some(Duration::ZERO))
+                    .recv_timeout(Some(T)),
+            )
+            .unwrap();
+            s.connect(a_ep(5051).as_str()).await.unwrap();
+            s.send(format!("hello {i}")).await.unwrap();
+            socks.push(s);
+        }
+        for s in &socks {
+            s.recv().await.expect("every client is served");
+        }
+        served.raise();
+        gone.wait::<B::R>().await;
+        for s in socks {
+            s.close().await.unwrap();
+        }
+    });
+    join(server);
+    join(client);
+}
+
 // ------------------------------------------------------------------ 6. 1,000 connections
 
 fn thousand_connections<B: Backend>() {
@@ -1119,6 +1261,14 @@ macro_rules! on_backend {
             #[test]
             fn slow_consumer_holds_sender_to_hwm() {
                 slow_consumer_bounded::<$B>();
+            }
+            #[test]
+            fn slow_subscriber_publisher_drops_within_hwm() {
+                slow_subscriber_bounded::<$B>();
+            }
+            #[test]
+            fn thousand_vanished_peers_released_by_heartbeats() {
+                thousand_vanished_peers::<$B>();
             }
             #[test]
             fn thousand_connections_served_and_released() {
