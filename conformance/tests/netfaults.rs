@@ -434,7 +434,7 @@ fn partition_heal<B: Backend>(peer: Peer) {
         sleep::<B::R>(Duration::from_millis(500)).await;
         let rss0 = self_rss();
         l.partition(true);
-        let bound = HB_IVL + HB_TIMEOUT + Duration::from_secs(4);
+        let bound = HB_IVL + HB_TIMEOUT + Duration::from_secs(8);
         let took = event(&mut push_events, EventKind::Disconnected, bound).await;
         event(&mut sub_events, EventKind::Disconnected, bound).await;
         println!("partition noticed after {took:?}");
@@ -517,7 +517,7 @@ fn vanished_peer<B: Backend>(peer: Peer, detect: Detect) {
         let took = event(&mut events, EventKind::Disconnected, T).await;
         println!("{detect:?} noticed the vanished peer after {took:?}");
         let bound = match detect {
-            Detect::Heartbeat => HB_IVL + HB_TIMEOUT + Duration::from_secs(4),
+            Detect::Heartbeat => HB_IVL + HB_TIMEOUT + Duration::from_secs(8),
             // idle 1 s + 2 probes 1 s apart, plus slack.
             Detect::Keepalive => Duration::from_secs(12),
         };
