@@ -8,6 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 cargo nextest run --workspace --profile ci --no-tests=fail "$@"
+# The `tracing` feature's own test (a separate build: the feature is off everywhere else).
+cargo nextest run -p omq-tokio --features tracing --test tracing --profile ci --no-tests=fail
 cargo test --workspace --doc --quiet
 # A short soak (docs/FAULTS.md): every backend, mixed patterns, restarts and changing network
 # conditions for OMQ_SOAK_MINUTES (default 2.5; 0 skips it).

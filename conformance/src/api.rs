@@ -225,10 +225,15 @@ async fn run_case<R: Runtime>(case: Case) {
             let a = new(SocketType::Pull, d());
             let ep = a.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
             let b = new(SocketType::Pull, d());
-            assert!(
-                matches!(b.bind(&ep).await, Err(Error::Io(_))),
-                "tcp port in use"
-            );
+            // The OS's error arrives whole: its code survives, into io::Error too.
+            match b.bind(&ep).await {
+                Err(Error::Io(e)) => {
+                    assert_eq!(e.raw_os_error(), Some(libc::EADDRINUSE), "{e}");
+                    let back = std::io::Error::from(Error::Io(e));
+                    assert_eq!(back.raw_os_error(), Some(libc::EADDRINUSE));
+                }
+                other => panic!("tcp port in use: {other:?}"),
+            }
             let ipc = format!("ipc:///tmp/omq-api-{}.sock", unique("inuse"));
             a.bind(&ipc).await.unwrap();
             assert!(

@@ -43,8 +43,10 @@ pub const DEFAULT_MAX_PARTS: usize = 1 << 16;
 /// The longest Identity a peer may announce (spec 23: `identity = 0*255OCTET`).
 pub const MAX_IDENTITY: usize = 255;
 
-/// The longest heartbeat TTL the wire can carry (a 16-bit count of deciseconds).
-pub const MAX_HEARTBEAT_TTL: Duration = Duration::from_millis(6_553_500);
+/// The longest heartbeat TTL a session announces: the HEARTBEAT_TTL option's limit
+/// ([`crate::options::MAX_HEARTBEAT_TTL_MS`], as libzmq's), which the wire's 16-bit count of
+/// deciseconds carries as 65535 (milliseconds are truncated to deciseconds, as libzmq does).
+pub const MAX_HEARTBEAT_TTL: Duration = Duration::from_millis(crate::options::MAX_HEARTBEAT_TTL_MS);
 
 /// How a session behaves. Built by the socket from its options.
 #[derive(Debug, Clone)]

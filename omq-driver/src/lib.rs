@@ -29,7 +29,7 @@ pub use tasks::Task;
 pub use omq_core::mechanism::{
     generate_keypair, Credentials, CurveKeyPair, CurvePublicKey, CurveSecretKey, MechanismConfig,
 };
-pub use omq_core::options::ReconnectStop;
+pub use omq_core::options::{ReconnectStop, RouterNotify};
 pub use omq_core::{
     AuthReply, AuthRequest, Authenticator, CloseReason, CurveAllowList, Endpoint, EventKind,
     EventPeer, Message, MonitorEvent, Options, Part, SocketOption, SocketType,

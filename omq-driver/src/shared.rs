@@ -64,6 +64,9 @@ pub struct Shared {
     /// code holding only a `Shared` (an inproc peer on another backend, say) starts them on
     /// the right runtime.
     starter: fn(&Arc<Shared>, Start),
+    /// The socket's span (`tracing` feature): the parent of its connections' spans.
+    #[cfg(feature = "tracing")]
+    pub(crate) span: tracing::Span,
 }
 
 /// The core and the registry, behind [`Shared::state`].
@@ -126,6 +129,12 @@ pub fn start_on<R: Runtime>(shared: &Arc<Shared>, start: Start) {
 impl Shared {
     /// A shared state around a core socket whose tasks run on `R`.
     pub fn new<R: Runtime>(core: Core) -> Arc<Shared> {
+        #[cfg(feature = "tracing")]
+        let span = {
+            static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+            let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            tracing::info_span!("omq.socket", socket = %core.socket_type(), n)
+        };
         Arc::new(Shared {
             state: Mutex::new(State {
                 core,
@@ -147,6 +156,8 @@ impl Shared {
             closing: std::sync::atomic::AtomicBool::new(false),
             timer: Signal::default(),
             starter: start_on::<R>,
+            #[cfg(feature = "tracing")]
+            span,
         })
     }
 

@@ -34,7 +34,8 @@ pub use omq_driver::{
     generate_keypair, proxy, proxy_steerable, AsEndpoint, AuthReply, AuthRequest, Authenticator,
     Credentials, CurveAllowList, CurveKeyPair, CurvePublicKey, CurveSecretKey,
     Endpoint as ResolvedEndpoint, Error, EventKind, MechanismConfig, Message, MonitorEvent,
-    Options, OsRng, Part, ProxyStatistics, ReconnectStop, SocketOption, SocketType, TrySendError,
+    Options, OsRng, Part, ProxyStatistics, ReconnectStop, RouterNotify, SocketOption, SocketType,
+    TrySendError,
 };
 
 /// A ZeroMQ socket on tokio.

@@ -46,6 +46,7 @@ impl Rules for Router {
             return if mandatory {
                 Err(SendError::HostUnreachable(msg))
             } else {
+                crate::trace::dropped!("ROUTER: no peer with that routing id");
                 Ok(())
             };
         };
@@ -54,6 +55,7 @@ impl Rules for Router {
             return if mandatory {
                 Err(SendError::WouldBlock(msg))
             } else {
+                crate::trace::dropped!("ROUTER: the peer is at SNDHWM");
                 Ok(())
             };
         }
