@@ -895,10 +895,19 @@ fn slow_subscriber_bounded<B: Backend>() {
     });
     let (sent, grew) = join(server);
     let got = join(client);
-    println!("published {sent}, received {got}, memory grew by {} KiB", grew >> 10);
+    println!(
+        "published {sent}, received {got}, memory grew by {} KiB",
+        grew >> 10
+    );
     assert!(got > 0, "the subscriber received nothing");
-    assert!(sent > 20 * got, "PUB was held back ({sent} sent, {got} received)");
-    assert!(grew < 24 << 20, "the publisher's memory grew by {grew} bytes");
+    assert!(
+        sent > 20 * got,
+        "PUB was held back ({sent} sent, {got} received)"
+    );
+    assert!(
+        grew < 24 << 20,
+        "the publisher's memory grew by {grew} bytes"
+    );
 }
 
 /// 1,000 peers that vanish at once (all packets dropped): the ROUTER's heartbeats find every
@@ -914,9 +923,7 @@ fn thousand_vanished_peers<B: Backend>() {
     let server = side::<B, _, _>(link.netns().0, move || async move {
         let router = Socket::<B::R>::new(
             S::Router,
-            hb(Options::default())
-                .recv_timeout(Some(T))
-                .backlog(1024),
+            hb(Options::default()).recv_timeout(Some(T)).backlog(1024),
         )
         .unwrap();
         let mut events = router.monitor();
@@ -939,7 +946,10 @@ fn thousand_vanished_peers<B: Backend>() {
         }
         let took = start.elapsed();
         println!("{N} vanished peers noticed within {took:?}");
-        assert!(took < Duration::from_secs(20), "{took:?} to notice them all");
+        assert!(
+            took < Duration::from_secs(20),
+            "{took:?} to notice them all"
+        );
         let end = Instant::now() + T;
         // The clients' own descriptors stay (they have no heartbeats); the ROUTER's N go.
         while self_fds() + N > with_peers + 8 {
@@ -1148,7 +1158,20 @@ async fn child_role<R: Runtime>(role: &str, endpoint: &str) {
     match role {
         "pull" => {
             let pull = Socket::<R>::new(S::Pull, Options::default()).unwrap();
-            pull.bind(endpoint).await.unwrap();
+            // A restarted process may find its port still listening for a moment: the kernel
+            // releases a killed io_uring process's sockets when it tears the ring down, after
+            // the process is reaped (compio, monoio, glommio; docs/FAULTS.md). Retry, as a
+            // supervisor would.
+            let end = Instant::now() + T;
+            let mut busy = 0;
+            while let Err(e) = pull.bind(endpoint).await {
+                assert!(Instant::now() < end, "binding {endpoint}: {e}");
+                busy += 1;
+                sleep::<R>(Duration::from_millis(10)).await;
+            }
+            if busy > 0 {
+                eprintln!("{endpoint} was busy for {busy} attempts");
+            }
             println!("ready");
             loop {
                 let m = pull.recv().await.unwrap();
