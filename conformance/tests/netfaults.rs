@@ -1330,8 +1330,11 @@ fn closed_sockets_leave_no_descriptor_when_the_runtime_ends() {
                 for _ in 0..10 {
                     pull.recv().await.unwrap();
                 }
+                // With LINGER 0, close may report LingerExpired when the driver has not yet seen
+                // its last write complete (the peer can have the bytes already): only the
+                // descriptors matter here.
                 for p in pushes {
-                    p.close().await.unwrap();
+                    let _ = p.close().await;
                 }
                 pull.close().await.unwrap();
             })
