@@ -16,7 +16,7 @@ use super::{Attach, Ctx, Rules};
 use crate::message::Message;
 use crate::options::Options;
 use crate::pipe::{PipeId, Pipes};
-use crate::socket::{RecvError, SendError};
+use crate::socket::{MessageError, RecvError, SendError};
 
 /// SERVER and PEER: peers by number.
 #[derive(Debug)]
@@ -53,10 +53,7 @@ pub(crate) fn number(routing_id: &[u8]) -> Option<u32> {
 impl Rules for Server {
     fn send(&mut self, ctx: &mut Ctx<'_>, mut msg: Message) -> Result<(), SendError> {
         if msg.len() != 1 {
-            return Err(SendError::InvalidMessage(
-                msg,
-                "this socket type sends single-part messages only",
-            ));
+            return Err(SendError::InvalidMessage(msg, MessageError::Multipart));
         }
         let target = msg.routing_id().and_then(|id| self.by_id.get(&id).copied());
         let Some(id) = target.filter(|&id| ctx.pipes.get(id).is_some_and(|p| p.attached)) else {

@@ -11,19 +11,16 @@ use super::{Attach, Ctx, Rules};
 use crate::message::Message;
 use crate::options::Options;
 use crate::pipe::{PipeId, Pipes};
-use crate::socket::{RecvError, SendError};
+use crate::socket::{MessageError, RecvError, SendError};
 
 /// A pattern that only carries single-part messages.
 #[derive(Debug, Default)]
 pub(crate) struct SinglePart<P>(pub(crate) P);
 
-/// Why a multipart send is refused.
-const SINGLE_PART: &str = "this socket type sends single-part messages only";
-
 impl<P: Rules> Rules for SinglePart<P> {
     fn send(&mut self, ctx: &mut Ctx<'_>, msg: Message) -> Result<(), SendError> {
         if msg.len() != 1 {
-            return Err(SendError::InvalidMessage(msg, SINGLE_PART));
+            return Err(SendError::InvalidMessage(msg, MessageError::Multipart));
         }
         self.0.send(ctx, msg)
     }
@@ -79,7 +76,7 @@ mod tests {
         let a = h.add(&mut client);
         assert!(matches!(
             client.send(&mut h.ctx(), Message::multipart(["a", "b"])),
-            Err(SendError::InvalidMessage(m, SINGLE_PART)) if m.len() == 2
+            Err(SendError::InvalidMessage(m, MessageError::Multipart)) if m.len() == 2
         ));
         client.send(&mut h.ctx(), Message::from("one")).unwrap();
         assert_eq!(h.out(a), [Message::from("one")]);
