@@ -275,12 +275,12 @@ pub(crate) enum Pattern {
     Sub(pub_sub::Sub),
     XSub(pub_sub::XSub),
     Client(single_part::SinglePart<dealer::Dealer>),
-    Server(server::Server),
+    Server(single_part::SinglePart<server::Server>),
     Scatter(single_part::SinglePart<push_pull::Push>),
     Gather(single_part::SinglePart<push_pull::Pull>),
     Channel(single_part::SinglePart<pair::Pair>),
-    Peer(server::Server),
-    Radio(radio_dish::Radio),
+    Peer(single_part::SinglePart<server::Server>),
+    Radio(single_part::SinglePart<radio_dish::Radio>),
     Dish(radio_dish::Dish),
 }
 
@@ -328,12 +328,16 @@ impl Pattern {
             SocketType::Sub => Pattern::Sub(pub_sub::Sub::default()),
             SocketType::XSub => Pattern::XSub(pub_sub::XSub::default()),
             SocketType::Client => Pattern::Client(single_part::SinglePart::default()),
-            SocketType::Server => Pattern::Server(server::Server::new(rng.next_u64() as u32)),
+            SocketType::Server => Pattern::Server(single_part::SinglePart(server::Server::new(
+                rng.next_u64() as u32,
+            ))),
             SocketType::Scatter => Pattern::Scatter(single_part::SinglePart::default()),
             SocketType::Gather => Pattern::Gather(single_part::SinglePart(push_pull::Pull)),
             SocketType::Channel => Pattern::Channel(single_part::SinglePart::default()),
-            SocketType::Peer => Pattern::Peer(server::Server::new(rng.next_u64() as u32)),
-            SocketType::Radio => Pattern::Radio(radio_dish::Radio::default()),
+            SocketType::Peer => Pattern::Peer(single_part::SinglePart(server::Server::new(
+                rng.next_u64() as u32,
+            ))),
+            SocketType::Radio => Pattern::Radio(single_part::SinglePart::default()),
             SocketType::Dish => Pattern::Dish(radio_dish::Dish::default()),
         })
     }

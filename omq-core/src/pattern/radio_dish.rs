@@ -6,7 +6,8 @@
 //! On the wire a RADIO message is two frames, the group (with MORE) then the body, as
 //! libzmq's `radio_session_t` writes it; the RADIO queues it in that form, so inproc peers see
 //! the same. The DISH turns it back into one part carrying [`Message::group`], and drops what
-//! is malformed or for a group it has not joined. Single-part messages only.
+//! is malformed or for a group it has not joined. Single-part messages only (a RADIO is wrapped
+//! in [`super::single_part::SinglePart`]; a DISH checks the wire form itself).
 
 use std::collections::{HashMap, HashSet};
 
@@ -26,9 +27,6 @@ pub(crate) struct Radio {
 
 impl Rules for Radio {
     fn send(&mut self, ctx: &mut Ctx<'_>, msg: Message) -> Result<(), SendError> {
-        if msg.len() != 1 {
-            return Err(SendError::InvalidMessage(msg, MessageError::Multipart));
-        }
         let Some(group) = msg.group().map(Bytes::copy_from_slice) else {
             return Err(SendError::InvalidMessage(msg, MessageError::NoGroup));
         };

@@ -1,5 +1,6 @@
-//! The draft types that are an older pattern restricted to single-part messages: CLIENT is a
-//! DEALER (spec 41), SCATTER a PUSH and GATHER a PULL (spec 49), CHANNEL a PAIR (spec 52).
+//! The rule every draft type shares: single-part messages only. CLIENT is a DEALER (spec 41),
+//! SCATTER a PUSH and GATHER a PULL (spec 49), CHANNEL a PAIR (spec 52), each wrapped in
+//! [`SinglePart`]; SERVER and PEER (`server`) and RADIO (`radio_dish`) are wrapped too.
 //!
 //! Sending a message of more than one part is refused (libzmq's EINVAL); a multipart message
 //! a peer sends is dropped, as libzmq's `client_t`, `gather_t` and `channel_t` drop it, so the
@@ -60,6 +61,22 @@ impl<P: Rules> Rules for SinglePart<P> {
 
     fn attaches_early(&self) -> bool {
         self.0.attaches_early()
+    }
+
+    fn handle_ready(&mut self, ctx: &mut Ctx<'_>, pipe: PipeId) {
+        self.0.handle_ready(ctx, pipe)
+    }
+
+    fn handle_subscription(&mut self, ctx: &mut Ctx<'_>, pipe: PipeId, topic: &[u8], on: bool) {
+        self.0.handle_subscription(ctx, pipe, topic, on)
+    }
+
+    fn subscription_room(&mut self, ctx: &mut Ctx<'_>, pipe: PipeId) -> bool {
+        self.0.subscription_room(ctx, pipe)
+    }
+
+    fn subscribe(&mut self, ctx: &mut Ctx<'_>, topic: &[u8], on: bool) {
+        self.0.subscribe(ctx, topic, on)
     }
 }
 
