@@ -14,6 +14,8 @@ command -v pkg-config >/dev/null || need_apt+=(pkg-config)
 command -v gcc >/dev/null || need_apt+=(gcc)
 # `ip` (network namespaces and links) for the network fault tests and the soak.
 command -v ip >/dev/null || need_apt+=(iproute2)
+# The draft-API libzmq of the draft interop tests is built from source (conformance/build.rs).
+command -v g++ >/dev/null || need_apt+=(g++)
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "installing ${need_apt[*]} (apt)"
     as_root apt-get update -qq

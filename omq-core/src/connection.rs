@@ -170,7 +170,8 @@ impl Connection {
                         self.failed = Some(e);
                     }
                 }
-                SessionEvent::Join(_) | SessionEvent::Leave(_) => {}
+                SessionEvent::Join(g) => socket.handle_join(self.pipe, g),
+                SessionEvent::Leave(g) => socket.handle_leave(self.pipe, g),
             }
         }
     }

@@ -254,3 +254,66 @@ fn server_disconnect_and_hello_messages_carry_the_peers_id() {
         ("gone".into(), hello.routing_id())
     );
 }
+
+#[test]
+fn a_dish_gets_its_groups_only_and_rejoins_after_a_reconnection() {
+    let mut net = Net::new(8);
+    let (radio, ep) = bound(&mut net, SocketType::Radio, Options::default());
+    let dish = connected(&mut net, SocketType::Dish, Options::default(), &ep);
+    let other = connected(&mut net, SocketType::Dish, Options::default(), &ep);
+    net.get(dish).join(b"news").unwrap();
+    net.get(other).join(b"weather").unwrap();
+    assert!(net.get(dish).join(b"news").is_err(), "joined twice");
+    assert!(net.get(dish).leave(b"sports").is_err(), "never joined");
+    assert!(net.get(dish).join(&[b'g'; 256]).is_err(), "too long");
+    assert!(net.get(radio).join(b"news").is_err(), "RADIO does not join");
+    net.run_for(MS10);
+    for (g, body) in [
+        ("news", "1"),
+        ("weather", "2"),
+        ("newsy", "3"),
+        ("news", "4"),
+    ] {
+        net.send(radio, Message::from(body).with_group(g)).unwrap();
+    }
+    net.run_for(MS10);
+    let got = |net: &mut Net, s| {
+        std::iter::from_fn(|| net.recv(s).ok())
+            .map(|m| {
+                (
+                    String::from_utf8_lossy(m.group().unwrap()).into_owned(),
+                    text(&m),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        got(&mut net, dish),
+        [
+            ("news".to_string(), "1".to_string()),
+            ("news".into(), "4".into())
+        ]
+    );
+    assert_eq!(
+        got(&mut net, other),
+        [("weather".to_string(), "2".to_string())]
+    );
+    // The connection drops; the dish's groups follow it to the new one.
+    net.kill_connections(radio);
+    net.run_for(Duration::from_millis(500));
+    net.send(radio, Message::from("5").with_group("news"))
+        .unwrap();
+    net.run_for(MS10);
+    assert_eq!(got(&mut net, dish), [("news".to_string(), "5".to_string())]);
+    // Left: nothing more.
+    net.get(dish).leave(b"news").unwrap();
+    net.run_for(MS10);
+    net.send(radio, Message::from("6").with_group("news"))
+        .unwrap();
+    net.run_for(MS10);
+    assert!(got(&mut net, dish).is_empty());
+    assert!(matches!(
+        net.send(radio, Message::from("no group")),
+        Err(SendError::InvalidMessage(..))
+    ));
+}
