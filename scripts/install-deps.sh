@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what omq's tests and demo need on a fresh Debian machine with Rust: libzmq (Debian's
 # build, with libsodium, so CURVE interop works), pkg-config and gcc for the libzmq peer
-# process, iproute2 for the network fault tests, and cargo-nextest. Does nothing for what is already there.
+# process, iproute2 for the network fault tests, and cargo-nextest. Does nothing for what is
+# already there.
 set -euo pipefail
 
 as_root() {
