@@ -620,10 +620,22 @@ impl Socket {
                 p.out.push_front(Message::from(Part::from(hello)));
             }
         }
-        if self.options.router_notify.connect && !self.is_inproc(pipe) {
+        if self.notifies_connect() && !self.is_inproc(pipe) {
             self.notice(pipe, Bytes::new());
         }
         self.ctx().request_flush(pipe);
+    }
+
+    /// ROUTER_NOTIFY's CONNECT bit, or a STREAM with STREAM_NOTIFY.
+    fn notifies_connect(&self) -> bool {
+        self.options.router_notify.connect
+            || (self.socket_type == SocketType::Stream && self.options.stream_notify)
+    }
+
+    /// ROUTER_NOTIFY's DISCONNECT bit, or a STREAM with STREAM_NOTIFY.
+    fn notifies_disconnect(&self) -> bool {
+        self.options.router_notify.disconnect
+            || (self.socket_type == SocketType::Stream && self.options.stream_notify)
     }
 
     /// Whether `pipe` is an in-process link (ROUTER_NOTIFY leaves those out, as libzmq).
@@ -789,7 +801,7 @@ impl Socket {
         }
         // A ROUTER hears about a peer that left after what that peer sent before.
         if state == PipeState::Active {
-            if self.options.router_notify.disconnect && !self.is_inproc(pipe) {
+            if self.notifies_disconnect() && !self.is_inproc(pipe) {
                 self.notice(pipe, Bytes::new());
             }
             if let Some(msg) = self.options.disconnect_msg.clone() {

@@ -317,3 +317,63 @@ fn a_dish_gets_its_groups_only_and_rejoins_after_a_reconnection() {
         Err(SendError::InvalidMessage(..))
     ));
 }
+
+#[test]
+fn stream_sockets_carry_raw_bytes_behind_generated_ids_and_close_on_an_empty_message() {
+    let mut net = Net::new(9);
+    let (server, ep) = bound(&mut net, SocketType::Stream, Options::default());
+    let client = connected(&mut net, SocketType::Stream, Options::default(), &ep);
+    net.run_for(MS10);
+    let parts = |m: Message| -> (Bytes, Vec<u8>) {
+        assert_eq!(m.len(), 2);
+        (m.parts()[0].to_bytes(), m.parts()[1].to_vec())
+    };
+    // Each side hears of the connection as [id][""].
+    let (to_client, hello) = parts(net.recv(server).unwrap());
+    assert!(hello.is_empty());
+    let (to_server, hello) = parts(net.recv(client).unwrap());
+    assert!(hello.is_empty());
+    assert_eq!((to_client[0], to_client.len()), (0, 5));
+    net.send(
+        client,
+        Message::multipart([to_server.clone(), Bytes::from("GET / HTTP/1.0\r\n\r\n")]),
+    )
+    .unwrap();
+    net.run_for(MS10);
+    let mut got = Vec::new();
+    while let Ok(m) = net.recv(server) {
+        let (id, data) = parts(m);
+        assert_eq!(id, to_client);
+        got.extend(data);
+    }
+    assert_eq!(got, b"GET / HTTP/1.0\r\n\r\n");
+    // The server answers and closes: the bytes arrive first, then the end.
+    net.send(
+        server,
+        Message::multipart([to_client.clone(), Bytes::from("HTTP/1.0 200 OK\r\n")]),
+    )
+    .unwrap();
+    net.send(
+        server,
+        Message::multipart([to_client.clone(), Bytes::new()]),
+    )
+    .unwrap();
+    net.run_for(MS10);
+    let (id, data) = parts(net.recv(client).unwrap());
+    assert_eq!(
+        (id.clone(), data),
+        (to_server.clone(), b"HTTP/1.0 200 OK\r\n".to_vec())
+    );
+    let (id2, end) = parts(net.recv(client).unwrap());
+    assert_eq!(
+        (id2, end.is_empty()),
+        (to_server, true),
+        "the end, as [id][\"\"]"
+    );
+    let (id, end) = parts(net.recv(server).unwrap());
+    assert_eq!((id, end.is_empty()), (to_client.clone(), true));
+    assert!(matches!(
+        net.send(server, Message::multipart([to_client, Bytes::from("late")])),
+        Err(SendError::HostUnreachable(_))
+    ));
+}

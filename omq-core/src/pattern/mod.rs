@@ -2,7 +2,8 @@
 //!
 //! Each module owns one pattern's routing state and rules (ZeroMQ's specs 28–31, 41, 49, 51,
 //! 52): `push_pull` (PUSH, PULL), `req`, `rep`, `dealer`, `router`, `pair`, `pub_sub` (PUB,
-//! XPUB, SUB, XSUB), `radio_dish` (RADIO, DISH), `server` (SERVER, PEER) and `single_part` (CLIENT, SCATTER, GATHER,
+//! XPUB, SUB, XSUB), `radio_dish` (RADIO, DISH), `server` (SERVER, PEER), `stream` (STREAM:
+//! raw TCP) and `single_part` (CLIENT, SCATTER, GATHER,
 //! CHANNEL: DEALER, PUSH, PULL and PAIR restricted to single-part messages). Every socket type is one struct implementing [`Rules`]; [`Pattern`] holds one of
 //! them and is the only place that asks "which type?": once per call, in [`dispatch!`], with
 //! every arm a direct (inlined, monomorphic) call. No `dyn`, no allocation on the message path.
@@ -35,6 +36,7 @@ mod req;
 mod router;
 mod server;
 mod single_part;
+mod stream;
 
 pub(crate) use radio_dish::GroupError;
 pub(crate) use server::number as peer_number;
@@ -282,6 +284,7 @@ pub(crate) enum Pattern {
     Peer(single_part::SinglePart<server::Server>),
     Radio(single_part::SinglePart<radio_dish::Radio>),
     Dish(radio_dish::Dish),
+    Stream(stream::Stream),
 }
 
 /// Calls `$call` on the pattern's rules, whatever its type: the one place that asks.
@@ -307,6 +310,7 @@ macro_rules! dispatch {
             Pattern::Peer($p) => $call,
             Pattern::Radio($p) => $call,
             Pattern::Dish($p) => $call,
+            Pattern::Stream($p) => $call,
         }
     };
 }
@@ -339,6 +343,7 @@ impl Pattern {
             ))),
             SocketType::Radio => Pattern::Radio(single_part::SinglePart::default()),
             SocketType::Dish => Pattern::Dish(radio_dish::Dish::default()),
+            SocketType::Stream => Pattern::Stream(stream::Stream::new(rng.next_u64() as u32)),
         })
     }
 
