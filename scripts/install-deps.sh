@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs what omq's tests and demo need on a fresh Debian machine with Rust: libzmq (Debian's
 # build, with libsodium, so CURVE interop works), pkg-config and gcc for the libzmq peer
-# process, cargo-nextest, and pyomq (omq.rs's Python binding, the peer of the lz4+tcp:// and
-# zstd+tcp:// interop tests) in a venv at ~/.cache/omq/pyomq-venv. Does nothing for what is
-# already there.
+# process, iproute2 for the network fault tests, cargo-nextest, and pyomq (omq.rs's Python
+# binding, the peer of the lz4+tcp:// and zstd+tcp:// interop tests) in a venv at
+# ~/.cache/omq/pyomq-venv. Does nothing for what is already there.
 set -euo pipefail
 
 as_root() {
@@ -16,6 +16,8 @@ command -v pkg-config >/dev/null || need_apt+=(pkg-config)
 command -v gcc >/dev/null || need_apt+=(gcc)
 command -v python3 >/dev/null || need_apt+=(python3)
 python3 -c 'import venv, ensurepip' 2>/dev/null || need_apt+=(python3-venv)
+# `ip` (network namespaces and links) for the network fault tests and the soak.
+command -v ip >/dev/null || need_apt+=(iproute2)
 # The draft-API libzmq of the draft interop tests is built from source (conformance/build.rs).
 command -v g++ >/dev/null || need_apt+=(g++)
 if [ ${#need_apt[@]} -gt 0 ]; then

@@ -29,6 +29,10 @@ pub enum DraftCase {
     Channel,
     /// omq PEER ↔ libzmq PEER, each addressing the other by routing id.
     Peer,
+    /// omq RADIO → libzmq DISH: libzmq's JOIN reaches omq, only its group arrives.
+    RadioToDish,
+    /// libzmq RADIO → omq DISH: omq's JOIN reaches libzmq, the group comes with the body.
+    DishFromRadio,
 }
 
 /// Transports.
@@ -122,6 +126,10 @@ async fn zmq_sendx(peer: &AsyncPeer, rid: u32, part: Vec<u8>) {
         .expect("libzmq sent");
 }
 
+fn body_of(m: &Message) -> Vec<u8> {
+    body(m)
+}
+
 fn body(m: &Message) -> Vec<u8> {
     assert_eq!(m.len(), 1, "single part");
     m.parts()[0].to_vec()
@@ -179,6 +187,69 @@ async fn run<R: Runtime>(peer: &AsyncPeer, case: DraftCase, tr: DraftTransport, 
                 assert_eq!(body(&omq.recv().await.unwrap()), m);
             }
         }
+        DraftCase::RadioToDish => {
+            let (omq, _) = link::<R>(peer, S::Radio, "DISH", tr, binds).await;
+            peer.call(|p| p.join(1, b"news", true)).await.unwrap();
+            // Send until the JOIN has arrived, then exactly what follows.
+            let mut first = None;
+            for _ in 0..200 {
+                omq.send(Message::from("probe").with_group("news"))
+                    .await
+                    .unwrap();
+                if let Ok(m) = peer.call(|p| p.recvx(1, Duration::from_millis(20))).await {
+                    first = Some(m);
+                    break;
+                }
+            }
+            let first = first.expect("libzmq's JOIN never arrived");
+            assert_eq!(first.group.as_deref(), Some(&b"news"[..]));
+            while peer
+                .call(|p| p.recvx(1, Duration::from_millis(50)))
+                .await
+                .is_ok()
+            {}
+            for m in singles() {
+                omq.send(Message::from(m.clone()).with_group("weather"))
+                    .await
+                    .unwrap();
+                omq.send(Message::from(m.clone()).with_group("news"))
+                    .await
+                    .unwrap();
+                let got = peer.call(|p| p.recvx(1, T)).await.unwrap();
+                assert_eq!((got.group.as_deref(), got.part), (Some(&b"news"[..]), m));
+            }
+        }
+        DraftCase::DishFromRadio => {
+            let (omq, _) = link::<R>(peer, S::Dish, "RADIO", tr, binds).await;
+            omq.join("news").unwrap();
+            let mut joined = false;
+            for _ in 0..200 {
+                peer.call(|p| p.sendx(1, 0, Some(b"news"), b"probe"))
+                    .await
+                    .unwrap();
+                let r = futures_util::future::select(
+                    Box::pin(omq.recv()),
+                    Box::pin(R::sleep_until(R::now() + Duration::from_millis(20))),
+                )
+                .await;
+                if let futures_util::future::Either::Left((Ok(_), _)) = r {
+                    joined = true;
+                    break;
+                }
+            }
+            assert!(joined, "omq's JOIN never reached libzmq");
+            while omq.try_recv().is_ok() {}
+            for m in singles() {
+                let body = m.clone();
+                peer.call(move |p| {
+                    p.sendx(1, 0, Some(b"weather"), &body).unwrap();
+                    p.sendx(1, 0, Some(b"news"), &body).unwrap();
+                })
+                .await;
+                let got = omq.recv().await.unwrap();
+                assert_eq!((got.group(), body_of(&got)), (Some(&b"news"[..]), m));
+            }
+        }
         DraftCase::Peer => {
             let (omq, ep) = link::<R>(peer, S::Peer, "PEER", tr, binds).await;
             if binds {
@@ -218,7 +289,8 @@ macro_rules! draft_suite {
         $crate::draft_suite!(@cases $backend;
             client_to_server: ClientToServer, server_from_client: ServerFromClient,
             scatter_to_gather: ScatterToGather, gather_from_scatter: GatherFromScatter,
-            channel: Channel, peer: Peer
+            channel: Channel, peer: Peer, radio_to_dish: RadioToDish,
+            dish_from_radio: DishFromRadio
         );
     };
     (@cases $backend:ty; $($name:ident : $case:ident),* $(,)?) => {

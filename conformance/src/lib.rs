@@ -11,6 +11,7 @@
 //! - [`draft`]: the draft socket types against a libzmq built with its draft API.
 //! - [`hostile`]: hostile peers (raw ZMTP bytes) against omq over real sockets, on every backend.
 //! - [`pyomq`]: `lz4+tcp://` and `zstd+tcp://` interop with pyomq (omq.rs), on every backend.
+//! - [`netns`]: two network namespaces joined by an impaired link (loss, delay, partitions).
 
 pub mod api;
 pub mod async_peer;
@@ -20,6 +21,8 @@ pub mod draft;
 pub mod hostile;
 pub mod libzmq_peer;
 pub mod local;
+pub mod netfaults;
+pub mod netns;
 pub mod plugged;
 pub mod pyomq;
 pub mod report;

@@ -208,8 +208,9 @@ impl std::error::Error for PeerError {
 
 /// Path of the compiled peer, building it on first use in this process.
 ///
-/// The binary lives in `<target dir>/zmq-peer/zmq_peer` and is rebuilt only
-/// when `zmq_peer.c` is newer. Each build writes a uniquely named temporary
+/// The binary lives in `<target dir>/zmq-peer/zmq_peer-<hash>`, named by a hash of
+/// its source, its compiler flags and the libzmq it links, so any change to one of
+/// them builds a new one. Each build writes a uniquely named temporary
 /// file and renames it into place, so test processes running in parallel
 /// (nextest runs one per test) never see a half-written binary.
 ///
@@ -270,38 +271,31 @@ fn target_dir() -> PathBuf {
     workspace.join("target")
 }
 
-fn modified(path: &Path) -> Option<SystemTime> {
-    std::fs::metadata(path).and_then(|m| m.modified()).ok()
-}
-
 fn build_peer(flavour: Flavour) -> Result<PathBuf, PeerError> {
     let source = source_path();
-    let source_time = modified(&source).ok_or_else(|| {
+    let text = std::fs::read(&source).map_err(|e| {
         PeerError::Setup(format!(
-            "the peer source {} is missing or unreadable",
+            "the peer source {} is missing or unreadable: {e}",
             source.display()
         ))
     })?;
     let dir = target_dir().join("zmq-peer");
     let (name, flags) = match flavour {
-        Flavour::System => ("zmq_peer", None),
-        Flavour::Draft => ("zmq_peer_draft", Some(draft_flags())),
+        Flavour::System => ("zmq_peer", pkg_config_flags()?),
+        Flavour::Draft => ("zmq_peer_draft", draft_flags()),
     };
-    let binary = dir.join(name);
-    // The draft peer is also out of date when the library under it was rebuilt.
-    let source_time = match flavour {
-        Flavour::System => source_time,
-        Flavour::Draft => modified(&Path::new(env!("OMQ_DRAFT_LIBZMQ")).join("lib/libzmq.a"))
-            .map_or(source_time, |t| t.max(source_time)),
-    };
-    if modified(&binary).is_some_and(|t| t >= source_time) {
+    // The binary is named by what went into it: the source, the flags and the library it
+    // links (its path, size and modification time), so an edited source or a reinstalled
+    // libzmq gives a new binary whatever the clocks say.
+    let library = linked_library(flavour)?;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    std::hash::Hash::hash(&text, &mut h);
+    std::hash::Hash::hash(&flags, &mut h);
+    std::hash::Hash::hash(&library_identity(&library), &mut h);
+    let binary = dir.join(format!("{name}-{:016x}", std::hash::Hasher::finish(&h)));
+    if binary.is_file() {
         return Ok(binary);
     }
-
-    let flags = match flags {
-        Some(f) => f,
-        None => pkg_config_flags()?,
-    };
     std::fs::create_dir_all(&dir)
         .map_err(|e| PeerError::io(format!("creating {}", dir.display()), e))?;
 
@@ -342,6 +336,62 @@ fn build_peer(flavour: Flavour) -> Result<PathBuf, PeerError> {
         PeerError::io(format!("moving the peer into {}", binary.display()), e)
     })?;
     Ok(binary)
+}
+
+/// The libzmq a peer flavour runs on: the shared library pkg-config names (resolved through
+/// its symlinks), or the static one the build script made.
+fn linked_library(flavour: Flavour) -> Result<PathBuf, PeerError> {
+    match flavour {
+        Flavour::Draft => Ok(Path::new(env!("OMQ_DRAFT_LIBZMQ")).join("lib/libzmq.a")),
+        Flavour::System => {
+            let out = Command::new("pkg-config")
+                .args(["--variable=libdir", "libzmq"])
+                .output()
+                .map_err(|e| PeerError::Setup(format!("pkg-config: {e}; {INSTALL_HINT}")))?;
+            let dir = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+            let so = Path::new(&dir).join("libzmq.so");
+            std::fs::canonicalize(&so)
+                .map_err(|e| PeerError::Setup(format!("{}: {e}; {INSTALL_HINT}", so.display())))
+        }
+    }
+}
+
+/// What identifies a library file without reading it all: path, size, modification time.
+fn library_identity(path: &Path) -> (PathBuf, u64, Option<SystemTime>) {
+    let meta = std::fs::metadata(path).ok();
+    (
+        path.to_path_buf(),
+        meta.as_ref().map_or(0, |m| m.len()),
+        meta.and_then(|m| m.modified().ok()),
+    )
+}
+
+/// Checks, from the running peer's memory map, that it runs on the libzmq it was built for:
+/// the system's shared library, or (the draft peer, linked statically) no shared libzmq at
+/// all. A peer that silently ran on another libzmq would make every interop test prove
+/// nothing.
+fn check_linkage(pid: u32, flavour: Flavour) -> Result<(), PeerError> {
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps"))
+        .map_err(|e| PeerError::io("reading the peer's memory map", e))?;
+    let mapped: Vec<&str> = maps
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .filter(|p| p.contains("libzmq"))
+        .collect();
+    let ok = match flavour {
+        Flavour::Draft => mapped.is_empty(),
+        Flavour::System => {
+            let want = linked_library(flavour)?;
+            !mapped.is_empty() && mapped.iter().all(|p| Path::new(p) == want)
+        }
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(PeerError::Setup(format!(
+            "the {flavour:?} peer runs on {mapped:?}, not the libzmq it was built for"
+        )))
+    }
 }
 
 /// Compiler flags for the draft peer: the draft API on, the headers and static library the
@@ -523,17 +573,20 @@ pub struct LibzmqPeer {
 impl LibzmqPeer {
     /// Builds the peer if needed, starts it, and checks its `ready` line.
     pub fn spawn() -> Result<Self, PeerError> {
-        Self::spawn_binary(peer_binary()?)
+        Self::spawn_binary(peer_binary()?, Flavour::System)
     }
 
     /// The draft peer ([`draft_peer_binary`]): libzmq 4.3.5 with its draft API, which adds
     /// the `sendx`, `recvx`, `connectpeer`, `join` and `leave` commands.
     pub fn spawn_draft() -> Result<Self, PeerError> {
-        Self::spawn_binary(draft_peer_binary()?)
+        Self::spawn_binary(draft_peer_binary()?, Flavour::Draft)
     }
 
-    fn spawn_binary(binary: PathBuf) -> Result<Self, PeerError> {
+    fn spawn_binary(binary: PathBuf, flavour: Flavour) -> Result<Self, PeerError> {
+        // Nothing of the test's environment may swap libzmq under the peer.
         let mut child = Command::new(&binary)
+            .env_remove("LD_PRELOAD")
+            .env_remove("LD_LIBRARY_PATH")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -615,6 +668,8 @@ impl LibzmqPeer {
             Some("curve=0") => false,
             _ => return Err(bad("no curve=0|1 in the ready line")),
         };
+        // Once it said ready, libzmq is loaded: check it is the one the peer was built for.
+        check_linkage(peer.pid(), flavour)?;
         Ok(peer)
     }
 

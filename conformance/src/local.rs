@@ -51,11 +51,13 @@ pub enum Pairing {
     Channel,
     /// PEER ↔ PEER (draft, spec 51): `connect_peer`'s id both ways.
     Peer,
+    /// RADIO → DISH (draft, spec 48): groups joined, exact filtering.
+    RadioDish,
 }
 
 impl Pairing {
     /// Every pairing.
-    pub const ALL: [Pairing; 11] = [
+    pub const ALL: [Pairing; 12] = [
         Pairing::PushPull,
         Pairing::ReqRep,
         Pairing::DealerRouter,
@@ -67,6 +69,7 @@ impl Pairing {
         Pairing::ScatterGather,
         Pairing::Channel,
         Pairing::Peer,
+        Pairing::RadioDish,
     ];
 }
 
@@ -279,6 +282,36 @@ async fn run_on<R: Runtime>(p: Pairing, t: LocalTransport) {
                 assert_eq!(a.recv().await.unwrap(), m);
             }
         }
+        Pairing::RadioDish => {
+            let (radio, dish) = pair::<R>(S::Radio, S::Dish, t, false).await;
+            dish.join("news").unwrap();
+            // The JOIN crosses the connection: send until the first arrives.
+            let quick = Duration::from_millis(20);
+            let mut joined = false;
+            for _ in 0..500 {
+                radio
+                    .send(Message::from("probe").with_group("news"))
+                    .await
+                    .unwrap();
+                let r = futures_util::future::select(
+                    Box::pin(dish.recv()),
+                    Box::pin(R::sleep_until(R::now() + quick)),
+                )
+                .await;
+                if let futures_util::future::Either::Left((Ok(_), _)) = r {
+                    joined = true;
+                    break;
+                }
+            }
+            assert!(joined, "the join never arrived");
+            while dish.try_recv().is_ok() {}
+            for m in singles() {
+                radio.send(m.clone().with_group("other")).await.unwrap();
+                radio.send(m.clone().with_group("news")).await.unwrap();
+                let got = dish.recv().await.unwrap();
+                assert_eq!((got.group(), &got), (Some(&b"news"[..]), &m));
+            }
+        }
         Pairing::Peer => {
             let o = Options::default().recv_timeout(Some(Duration::from_secs(10)));
             let a = Socket::<R>::new(S::Peer, o.clone()).unwrap();
@@ -306,7 +339,7 @@ macro_rules! local_suite {
             push_pull: PushPull, req_rep: ReqRep, dealer_router: DealerRouter,
             dealer_rep: DealerRep, pub_sub: PubSub, xsub_xpub: XsubXpub, pair: Pair,
             client_server: ClientServer, scatter_gather: ScatterGather, channel: Channel,
-            peer: Peer
+            peer: Peer, radio_dish: RadioDish
         );
     };
     (@pairings $backend:ty; $($name:ident : $variant:ident),* $(,)?) => {

@@ -76,11 +76,14 @@ pub enum Scenario {
     /// omq DEALER with HELLO_MSG and HICCUP_MSG ↔ libzmq ROUTER: the hello reaches libzmq as
     /// the first message; when omq connected, libzmq closing its socket gives the hiccup.
     DealerNotices,
+    /// omq STREAM ↔ libzmq STREAM: raw bytes both ways, each side announcing the
+    /// connection as `[id][""]`; an empty message from omq closes it and libzmq hears the end.
+    Stream,
 }
 
 impl Scenario {
     /// Every scenario.
-    pub const ALL: [Scenario; 22] = [
+    pub const ALL: [Scenario; 23] = [
         Scenario::PushToPull,
         Scenario::PullFromPush,
         Scenario::Pair,
@@ -103,6 +106,7 @@ impl Scenario {
         Scenario::Heartbeats,
         Scenario::RouterNotices,
         Scenario::DealerNotices,
+        Scenario::Stream,
     ];
 }
 
@@ -567,6 +571,42 @@ async fn run_on<R: Runtime>(peer: &AsyncPeer, s: Scenario, tr: Transport, binds:
             );
             assert_eq!(omq_recv(&omq).await, [id, b"gone".to_vec()]);
         }
+        Scenario::Stream => {
+            let omq = link::<R>(peer, S::Stream, opts(), "STREAM", vec![], tr, binds).await;
+            let hello = omq_recv(&omq).await;
+            assert_eq!(hello[1], b"", "omq announces the connection");
+            let id = hello[0].clone();
+            let zhello = zmq_recv(peer).await;
+            assert_eq!(zhello[1], b"", "libzmq announces the connection");
+            let zid = zhello[0].clone();
+            omq.send(Message::multipart([id.clone(), b"from omq".to_vec()]))
+                .await
+                .unwrap();
+            let mut got = Vec::new();
+            while got.len() < 8 {
+                let m = zmq_recv(peer).await;
+                assert_eq!(m[0], zid);
+                got.extend_from_slice(&m[1]);
+            }
+            assert_eq!(got, b"from omq");
+            zmq_send(peer, vec![zid.clone(), b"from libzmq".to_vec()]).await;
+            let mut got = Vec::new();
+            while got.len() < 11 {
+                let m = omq_recv(&omq).await;
+                assert_eq!(m[0], id);
+                got.extend_from_slice(&m[1]);
+            }
+            assert_eq!(got, b"from libzmq");
+            omq.send(Message::multipart([id, Vec::new()]))
+                .await
+                .unwrap();
+            let end = zmq_recv(peer).await;
+            assert_eq!(
+                (end[0].clone(), end[1].is_empty()),
+                (zid, true),
+                "libzmq hears the end"
+            );
+        }
         Scenario::DealerNotices => {
             let o = opts()
                 .routing_id("omq-dealer".into())
@@ -620,7 +660,7 @@ macro_rules! interop_suite {
             router_router: RouterRouter, pub_to_sub: PubToSub, sub_from_pub: SubFromPub,
             xpub_from_sub: XpubFromSub, sub_to_xpub: SubToXpub, xsub_to_pub: XsubToPub,
             pub_from_xsub: PubFromXsub, heartbeats: Heartbeats,
-            router_notices: RouterNotices, dealer_notices: DealerNotices
+            router_notices: RouterNotices, dealer_notices: DealerNotices, stream: Stream
         );
     };
     (@scenarios $backend:ty; $($name:ident : $variant:ident),* $(,)?) => {

@@ -59,5 +59,5 @@ pub use message::{Message, Part};
 pub use monitor::{EventKind, EventPeer, MonitorEvent};
 pub use options::{Options, SocketOption};
 pub use session::{PeerInfo, Session, SessionConfig, SessionEvent};
-pub use socket::{Action, CloseReason, RecvError, SendError, Socket, SocketError};
+pub use socket::{Action, CloseReason, MessageError, RecvError, SendError, Socket, SocketError};
 pub use socket_type::SocketType;

@@ -240,7 +240,12 @@ pub struct Message {
     parts: SmallVec<[Part; 2]>,
     metadata: Option<Arc<Metadata>>,
     routing_id: Option<std::num::NonZeroU32>,
+    /// RADIO/DISH: boxed, so the other types pay one pointer for it.
+    group: Option<Box<Bytes>>,
 }
+
+/// The longest RADIO/DISH group, in bytes (libzmq's ZMQ_GROUP_MAX_LENGTH).
+pub const MAX_GROUP: usize = 255;
 
 impl Message {
     /// A message with no parts yet.
@@ -258,6 +263,7 @@ impl Message {
             parts: parts.into_iter().map(Into::into).collect(),
             metadata: None,
             routing_id: None,
+            group: None,
         }
     }
 
@@ -346,6 +352,25 @@ impl Message {
     #[must_use]
     pub fn with_routing_id(mut self, id: u32) -> Self {
         self.set_routing_id(id);
+        self
+    }
+
+    /// RADIO, DISH: the group a message is published to, or was received in (libzmq's
+    /// `zmq_msg_group`). At most [`MAX_GROUP`] bytes: RADIO refuses a longer one.
+    pub fn group(&self) -> Option<&[u8]> {
+        self.group.as_deref().map(|g| &g[..])
+    }
+
+    /// Sets the group (libzmq's `zmq_msg_set_group`); an empty one clears it.
+    pub fn set_group(&mut self, group: impl Into<Bytes>) {
+        let g: Bytes = group.into();
+        self.group = (!g.is_empty()).then(|| Box::new(g));
+    }
+
+    /// The message published to `group`.
+    #[must_use]
+    pub fn with_group(mut self, group: impl Into<Bytes>) -> Self {
+        self.set_group(group);
         self
     }
 

@@ -41,6 +41,7 @@ pub enum OptionName {
     HelloMsg,
     DisconnectMsg,
     HiccupMsg,
+    StreamNotify,
     ReqCorrelate,
     ReqRelaxed,
     Conflate,
@@ -101,6 +102,7 @@ impl OptionName {
             HelloMsg => "HELLO_MSG",
             DisconnectMsg => "DISCONNECT_MSG",
             HiccupMsg => "HICCUP_MSG",
+            StreamNotify => "STREAM_NOTIFY",
             ReqCorrelate => "REQ_CORRELATE",
             ReqRelaxed => "REQ_RELAXED",
             Conflate => "CONFLATE",
@@ -150,7 +152,9 @@ impl OptionName {
         use OptionName::*;
         use SocketType as T;
         match self {
-            ConnectRoutingId | RouterMandatory | RouterHandover | RouterNotify => t == T::Router,
+            ConnectRoutingId => matches!(t, T::Router | T::Stream),
+            RouterMandatory | RouterHandover | RouterNotify => t == T::Router,
+            StreamNotify => t == T::Stream,
             // libzmq: HELLO_MSG for the types that talk to one addressed peer per connection,
             // DISCONNECT_MSG where the application can tell peers apart, HICCUP_MSG where
             // a connecting pipe outlives its connection.
@@ -270,6 +274,8 @@ pub enum SocketOption {
     /// DEALER: a message received when a connection ends and will be redialled (None or
     /// empty: none).
     HiccupMsg(Option<Bytes>),
+    /// STREAM: report connections opening and ending as `[id][""]` (default on).
+    StreamNotify(bool),
     /// REQ: match replies to requests with a request id.
     ReqCorrelate(bool),
     /// REQ: allow a new request before the reply.
@@ -373,6 +379,7 @@ impl SocketOption {
             O::HelloMsg(_) => OptionName::HelloMsg,
             O::DisconnectMsg(_) => OptionName::DisconnectMsg,
             O::HiccupMsg(_) => OptionName::HiccupMsg,
+            O::StreamNotify(_) => OptionName::StreamNotify,
             O::ReqCorrelate(_) => OptionName::ReqCorrelate,
             O::ReqRelaxed(_) => OptionName::ReqRelaxed,
             O::Conflate(_) => OptionName::Conflate,
@@ -431,6 +438,7 @@ pub struct Options {
     pub(crate) hello_msg: Option<Bytes>,
     pub(crate) disconnect_msg: Option<Bytes>,
     pub(crate) hiccup_msg: Option<Bytes>,
+    pub(crate) stream_notify: bool,
     pub(crate) req_correlate: bool,
     pub(crate) req_relaxed: bool,
     pub(crate) conflate: bool,
@@ -483,6 +491,7 @@ impl Default for Options {
             hello_msg: None,
             disconnect_msg: None,
             hiccup_msg: None,
+            stream_notify: true,
             req_correlate: false,
             req_relaxed: false,
             conflate: false,
@@ -566,6 +575,9 @@ builder! {
     /// HICCUP_MSG (DEALER): received when a connection of ours ends and will be redialled
     /// (None or empty: none). Never sent on the wire.
     hiccup_msg(Option<Bytes>) => HiccupMsg;
+    /// STREAM_NOTIFY (STREAM): receive `[id][""]` when a connection opens and when it ends.
+    /// On by default, as libzmq.
+    stream_notify(bool) => StreamNotify;
     /// REQ_CORRELATE (REQ): prefix requests with an id and accept only the matching reply.
     req_correlate(bool) => ReqCorrelate;
     /// REQ_RELAXED (REQ): allow a new request before the reply to the last one.
@@ -821,6 +833,7 @@ impl Options {
             O::HelloMsg(v) => self.hello_msg = v.filter(|m| !m.is_empty()),
             O::DisconnectMsg(v) => self.disconnect_msg = v.filter(|m| !m.is_empty()),
             O::HiccupMsg(v) => self.hiccup_msg = v.filter(|m| !m.is_empty()),
+            O::StreamNotify(v) => self.stream_notify = v,
             O::ReqCorrelate(v) => self.req_correlate = v,
             O::ReqRelaxed(v) => self.req_relaxed = v,
             O::Conflate(v) => self.conflate = v,

@@ -219,6 +219,8 @@ pub struct Session {
     timers: Timers,
     /// Where our last PONG ends in the transmit queue (see [`TxQueue::end_mark`]).
     pong_mark: u64,
+    /// PINGs queued so far (HEARTBEAT_IVL), for diagnostics and tests.
+    pings_sent: u64,
 }
 
 impl Session {
@@ -251,13 +253,14 @@ impl Session {
         } else {
             config.max_msg_size
         };
+        let raw = config.socket_type == SocketType::Stream;
         let mut tx = TxQueue::with_staging(crate::wire::tx::HANDSHAKE_STAGING);
         let mut timers = Timers::default();
-        if error.is_none() {
+        if error.is_none() && !raw {
             tx.push_raw(&our_greeting.encode()[..SIGNATURE_LEN]);
             timers.handshake = config.handshake_ivl.map(|d| now + d);
         }
-        Session {
+        let mut session = Session {
             local: LocalProperties {
                 socket_type: config.socket_type,
                 routing_id: config.routing_id.clone(),
@@ -284,7 +287,38 @@ impl Session {
             error,
             timers,
             pong_mark: 0,
+            pings_sent: 0,
+        };
+        if raw && session.error.is_none() {
+            session.start_raw();
         }
+        session
+    }
+
+    /// STREAM: no greeting, no handshake, no heartbeats. The connection is ready at once;
+    /// bytes in become one-part messages as they arrive, parts out go as their bytes.
+    fn start_raw(&mut self) {
+        let mut props = Metadata::new();
+        if let Some(addr) = &self.config.peer_address {
+            props.insert(
+                metadata::PEER_ADDRESS,
+                Bytes::copy_from_slice(addr.as_bytes()),
+            );
+        }
+        self.peer = Some(PeerInfo {
+            socket_type: SocketType::Stream,
+            routing_id: None,
+            properties: Arc::new(props),
+            zmtp_minor: 0,
+        });
+        self.phase = Phase::Ready;
+        self.tx.set_staging(crate::wire::tx::STAGING);
+        self.events.push_back(SessionEvent::HandshakeSucceeded);
+    }
+
+    /// Whether this is a STREAM's raw connection.
+    fn is_raw(&self) -> bool {
+        self.config.socket_type == SocketType::Stream
     }
 
     /// Feeds received bytes. Complete frames are taken off the front of `buf`; an incomplete
@@ -301,6 +335,16 @@ impl Session {
     }
 
     fn process_input(&mut self, buf: &mut BytesMut, now: Instant) -> Result<(), SessionError> {
+        if self.is_raw() {
+            // What arrived is the message: never more than one read's worth, never sized by
+            // a claim.
+            if !buf.is_empty() {
+                let data = buf.split().freeze();
+                self.events
+                    .push_back(SessionEvent::Message(Message::from(Part::from(data))));
+            }
+            return Ok(());
+        }
         if self.phase == Phase::Greeting {
             self.read_greeting(buf)?;
             if self.phase == Phase::Greeting {
@@ -586,6 +630,7 @@ impl Session {
                     context: Bytes::new(),
                 };
                 self.mechanism.encode_command(&ping, &mut self.tx);
+                self.pings_sent += 1;
                 self.timers.next_ping = Some(now + ivl);
                 if self.timers.heartbeat_timeout.is_none() {
                     let wait = self.config.heartbeat_timeout.unwrap_or(ivl);
@@ -607,6 +652,12 @@ impl Session {
     /// Queues a message for the peer. All its parts go out together.
     pub fn send_message(&mut self, msg: &Message) -> Result<(), UsageError> {
         self.check_ready()?;
+        if self.is_raw() {
+            for part in msg.parts() {
+                self.tx.push_raw(part);
+            }
+            return Ok(());
+        }
         let parts = msg.parts();
         let Some(last) = parts.len().checked_sub(1) else {
             return Err(UsageError::EmptyMessage);
@@ -713,6 +764,13 @@ impl Session {
     /// and a connection that has not finished its handshake reads in small steps, so a
     /// thousand stalled handshakes hold a few hundred bytes each.
     pub fn read_hint(&self, buffered: &[u8]) -> usize {
+        if self.is_raw() {
+            return if self.phase == Phase::Failed {
+                0
+            } else {
+                READ_BATCH / 4
+            };
+        }
         let (least, wanted) = match self.phase {
             Phase::Greeting => return HANDSHAKE_READ,
             Phase::Handshake => (HANDSHAKE_READ, self.decoder.bytes_wanted(buffered)),
@@ -742,6 +800,11 @@ impl Session {
     /// The peer's greeting, once it has arrived.
     pub fn peer_greeting(&self) -> Option<&Greeting> {
         self.peer_greeting.as_ref()
+    }
+
+    /// How many PINGs this session has queued (HEARTBEAT_IVL).
+    pub fn pings_sent(&self) -> u64 {
+        self.pings_sent
     }
 
     /// Why the session ended, if it has.

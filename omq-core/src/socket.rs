@@ -87,6 +87,27 @@ impl std::fmt::Display for CloseReason {
     }
 }
 
+/// Why a message does not fit the socket it was sent on (libzmq's EINVAL).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MessageError {
+    /// A message needs at least one part.
+    #[error("a message needs at least one part")]
+    Empty,
+    /// ROUTER: the first part is the routing id, then the body.
+    #[error("a ROUTER message starts with a routing id part, then the body")]
+    NoRoutingId,
+    /// CLIENT, SERVER, SCATTER, GATHER, CHANNEL, PEER, RADIO, DISH: one part per message.
+    #[error("this socket type sends single-part messages only")]
+    Multipart,
+    /// RADIO: every message goes to a group.
+    #[error("a RADIO message needs a group (Message::with_group)")]
+    NoGroup,
+    /// RADIO: a group is at most 255 bytes.
+    #[error("a group is at most 255 bytes")]
+    GroupTooLong,
+}
+
 /// A send could not happen. The message comes back so the caller can retry without a copy.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -105,7 +126,7 @@ pub enum SendError {
     NotSupported(Message),
     /// The message does not fit the socket type (a ROUTER message without a routing id part).
     #[error("invalid message for this socket type: {1}")]
-    InvalidMessage(Message, &'static str),
+    InvalidMessage(Message, MessageError),
     /// The socket has been closed.
     #[error("the socket is closed")]
     Closed(Message),
@@ -165,6 +186,10 @@ pub enum SocketError {
     /// The socket is closed.
     #[error("the socket is closed")]
     Closed,
+    /// DISH: a group longer than 255 bytes, joined twice, or left without being joined
+    /// (libzmq's EINVAL).
+    #[error("group: {0}")]
+    Group(&'static str),
     /// The operation is for other socket types (`connect_peer` on anything but PEER).
     #[error("{operation} is not for a {socket_type} socket")]
     WrongType {
@@ -643,10 +668,22 @@ impl Socket {
                 p.out.push_front(Message::from(Part::from(hello)));
             }
         }
-        if self.options.router_notify.connect && !self.is_inproc(pipe) {
+        if self.notifies_connect() && !self.is_inproc(pipe) {
             self.notice(pipe, Bytes::new());
         }
         self.ctx().request_flush(pipe);
+    }
+
+    /// ROUTER_NOTIFY's CONNECT bit, or a STREAM with STREAM_NOTIFY.
+    fn notifies_connect(&self) -> bool {
+        self.options.router_notify.connect
+            || (self.socket_type == SocketType::Stream && self.options.stream_notify)
+    }
+
+    /// ROUTER_NOTIFY's DISCONNECT bit, or a STREAM with STREAM_NOTIFY.
+    fn notifies_disconnect(&self) -> bool {
+        self.options.router_notify.disconnect
+            || (self.socket_type == SocketType::Stream && self.options.stream_notify)
     }
 
     /// Whether `pipe` is an in-process link (ROUTER_NOTIFY leaves those out, as libzmq).
@@ -711,6 +748,46 @@ impl Socket {
         pattern.subscription_room(&mut ctx, pipe)
     }
 
+    /// RADIO: the DISH on `pipe` joined `group`.
+    pub fn handle_join(&mut self, pipe: PipeId, group: Bytes) {
+        self.handle_subscription(pipe, &group, true);
+    }
+
+    /// RADIO: the DISH on `pipe` left `group`.
+    pub fn handle_leave(&mut self, pipe: PipeId, group: Bytes) {
+        self.handle_subscription(pipe, &group, false);
+    }
+
+    /// DISH: joins a group (libzmq's `zmq_join`): messages a RADIO sends to it arrive.
+    pub fn join(&mut self, group: &[u8]) -> Result<(), SocketError> {
+        self.change_group(group, true)
+    }
+
+    /// DISH: leaves a group (libzmq's `zmq_leave`).
+    pub fn leave(&mut self, group: &[u8]) -> Result<(), SocketError> {
+        self.change_group(group, false)
+    }
+
+    fn change_group(&mut self, group: &[u8], on: bool) -> Result<(), SocketError> {
+        let socket_type = self.socket_type;
+        let (pattern, mut ctx) = self.split();
+        match pattern.join(&mut ctx, group, on) {
+            None => Err(SocketError::WrongType {
+                operation: if on { "join" } else { "leave" },
+                socket_type,
+            }),
+            Some(Ok(())) => Ok(()),
+            Some(Err(crate::pattern::GroupError::TooLong)) => {
+                Err(SocketError::Group("at most 255 bytes"))
+            }
+            Some(Err(crate::pattern::GroupError::NotChanged)) => Err(SocketError::Group(if on {
+                "already joined"
+            } else {
+                "not joined"
+            })),
+        }
+    }
+
     /// The peer on `pipe` cancelled a subscription.
     pub fn handle_cancel(&mut self, pipe: PipeId, topic: Bytes) {
         self.handle_subscription(pipe, &topic, false);
@@ -772,7 +849,7 @@ impl Socket {
         }
         // A ROUTER hears about a peer that left after what that peer sent before.
         if state == PipeState::Active {
-            if self.options.router_notify.disconnect && !self.is_inproc(pipe) {
+            if self.notifies_disconnect() && !self.is_inproc(pipe) {
                 self.notice(pipe, Bytes::new());
             }
             if let Some(msg) = self.options.disconnect_msg.clone() {
@@ -956,10 +1033,7 @@ impl Socket {
             return Err(SendError::Closed(msg));
         }
         if msg.is_empty() {
-            return Err(SendError::InvalidMessage(
-                msg,
-                "a message needs at least one part",
-            ));
+            return Err(SendError::InvalidMessage(msg, MessageError::Empty));
         }
         let (pattern, mut ctx) = self.split();
         let r = pattern.send(&mut ctx, msg);

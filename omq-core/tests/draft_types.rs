@@ -254,3 +254,126 @@ fn server_disconnect_and_hello_messages_carry_the_peers_id() {
         ("gone".into(), hello.routing_id())
     );
 }
+
+#[test]
+fn a_dish_gets_its_groups_only_and_rejoins_after_a_reconnection() {
+    let mut net = Net::new(8);
+    let (radio, ep) = bound(&mut net, SocketType::Radio, Options::default());
+    let dish = connected(&mut net, SocketType::Dish, Options::default(), &ep);
+    let other = connected(&mut net, SocketType::Dish, Options::default(), &ep);
+    net.get(dish).join(b"news").unwrap();
+    net.get(other).join(b"weather").unwrap();
+    assert!(net.get(dish).join(b"news").is_err(), "joined twice");
+    assert!(net.get(dish).leave(b"sports").is_err(), "never joined");
+    assert!(net.get(dish).join(&[b'g'; 256]).is_err(), "too long");
+    assert!(net.get(radio).join(b"news").is_err(), "RADIO does not join");
+    net.run_for(MS10);
+    for (g, body) in [
+        ("news", "1"),
+        ("weather", "2"),
+        ("newsy", "3"),
+        ("news", "4"),
+    ] {
+        net.send(radio, Message::from(body).with_group(g)).unwrap();
+    }
+    net.run_for(MS10);
+    let got = |net: &mut Net, s| {
+        std::iter::from_fn(|| net.recv(s).ok())
+            .map(|m| {
+                (
+                    String::from_utf8_lossy(m.group().unwrap()).into_owned(),
+                    text(&m),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        got(&mut net, dish),
+        [
+            ("news".to_string(), "1".to_string()),
+            ("news".into(), "4".into())
+        ]
+    );
+    assert_eq!(
+        got(&mut net, other),
+        [("weather".to_string(), "2".to_string())]
+    );
+    // The connection drops; the dish's groups follow it to the new one.
+    net.kill_connections(radio);
+    net.run_for(Duration::from_millis(500));
+    net.send(radio, Message::from("5").with_group("news"))
+        .unwrap();
+    net.run_for(MS10);
+    assert_eq!(got(&mut net, dish), [("news".to_string(), "5".to_string())]);
+    // Left: nothing more.
+    net.get(dish).leave(b"news").unwrap();
+    net.run_for(MS10);
+    net.send(radio, Message::from("6").with_group("news"))
+        .unwrap();
+    net.run_for(MS10);
+    assert!(got(&mut net, dish).is_empty());
+    assert!(matches!(
+        net.send(radio, Message::from("no group")),
+        Err(SendError::InvalidMessage(..))
+    ));
+}
+
+#[test]
+fn stream_sockets_carry_raw_bytes_behind_generated_ids_and_close_on_an_empty_message() {
+    let mut net = Net::new(9);
+    let (server, ep) = bound(&mut net, SocketType::Stream, Options::default());
+    let client = connected(&mut net, SocketType::Stream, Options::default(), &ep);
+    net.run_for(MS10);
+    let parts = |m: Message| -> (Bytes, Vec<u8>) {
+        assert_eq!(m.len(), 2);
+        (m.parts()[0].to_bytes(), m.parts()[1].to_vec())
+    };
+    // Each side hears of the connection as [id][""].
+    let (to_client, hello) = parts(net.recv(server).unwrap());
+    assert!(hello.is_empty());
+    let (to_server, hello) = parts(net.recv(client).unwrap());
+    assert!(hello.is_empty());
+    assert_eq!((to_client[0], to_client.len()), (0, 5));
+    net.send(
+        client,
+        Message::multipart([to_server.clone(), Bytes::from("GET / HTTP/1.0\r\n\r\n")]),
+    )
+    .unwrap();
+    net.run_for(MS10);
+    let mut got = Vec::new();
+    while let Ok(m) = net.recv(server) {
+        let (id, data) = parts(m);
+        assert_eq!(id, to_client);
+        got.extend(data);
+    }
+    assert_eq!(got, b"GET / HTTP/1.0\r\n\r\n");
+    // The server answers and closes: the bytes arrive first, then the end.
+    net.send(
+        server,
+        Message::multipart([to_client.clone(), Bytes::from("HTTP/1.0 200 OK\r\n")]),
+    )
+    .unwrap();
+    net.send(
+        server,
+        Message::multipart([to_client.clone(), Bytes::new()]),
+    )
+    .unwrap();
+    net.run_for(MS10);
+    let (id, data) = parts(net.recv(client).unwrap());
+    assert_eq!(
+        (id.clone(), data),
+        (to_server.clone(), b"HTTP/1.0 200 OK\r\n".to_vec())
+    );
+    let (id2, end) = parts(net.recv(client).unwrap());
+    assert_eq!(
+        (id2, end.is_empty()),
+        (to_server, true),
+        "the end, as [id][\"\"]"
+    );
+    let (id, end) = parts(net.recv(server).unwrap());
+    assert_eq!((id, end.is_empty()), (to_client.clone(), true));
+    assert!(matches!(
+        net.send(server, Message::multipart([to_client, Bytes::from("late")])),
+        Err(SendError::HostUnreachable(_))
+    ));
+}

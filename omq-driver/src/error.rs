@@ -4,7 +4,7 @@ use std::io;
 
 use omq_core::endpoint::EndpointError;
 use omq_core::options::OptionError;
-use omq_core::{Message, RecvError, SendError, SocketError, SocketType};
+use omq_core::{Message, MessageError, RecvError, SendError, SocketError, SocketType};
 
 /// What went wrong with a socket operation.
 #[derive(Debug, thiserror::Error)]
@@ -25,7 +25,7 @@ pub enum Error {
     HostUnreachable,
     /// The message does not fit the socket type.
     #[error("invalid message: {0}")]
-    InvalidMessage(&'static str),
+    InvalidMessage(MessageError),
     /// A malformed endpoint or an unsupported transport.
     #[error(transparent)]
     Endpoint(#[from] EndpointError),

@@ -32,7 +32,7 @@ pub use omq_core::mechanism::{
 pub use omq_core::options::{ReconnectStop, RouterNotify};
 pub use omq_core::{
     AuthReply, AuthRequest, Authenticator, CloseReason, CurveAllowList, Endpoint, EventKind,
-    EventPeer, Message, MonitorEvent, Options, Part, SocketOption, SocketType,
+    EventPeer, Message, MessageError, MonitorEvent, Options, Part, SocketOption, SocketType,
 };
 
 /// The OS random generator, for [`generate_keypair`] and [`CurveSecretKey::generate`].

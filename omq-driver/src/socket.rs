@@ -268,6 +268,22 @@ impl<R: Runtime> Socket<R> {
         Ok(id)
     }
 
+    /// DISH: joins a group (libzmq's `zmq_join`); every RADIO peer is told.
+    pub fn join(&self, group: impl AsRef<[u8]>) -> Result<(), Error> {
+        let mut st = self.shared().lock();
+        st.core.join(group.as_ref())?;
+        self.shared().finish(st);
+        Ok(())
+    }
+
+    /// DISH: leaves a group (libzmq's `zmq_leave`).
+    pub fn leave(&self, group: impl AsRef<[u8]>) -> Result<(), Error> {
+        let mut st = self.shared().lock();
+        st.core.leave(group.as_ref())?;
+        self.shared().finish(st);
+        Ok(())
+    }
+
     /// Stops connecting to an endpoint and drops what was queued for it.
     pub async fn disconnect(&self, endpoint: impl AsEndpoint) -> Result<(), Error> {
         let endpoint = &*endpoint.as_endpoint();

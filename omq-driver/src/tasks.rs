@@ -365,6 +365,10 @@ impl<R: Runtime> ConnectionTask<R> {
                 // A closing socket may be waiting for exactly this.
                 shared.flushed.notify(usize::MAX);
             }
+            // STREAM: the application closed this connection, and all it wrote before is out.
+            if queued == 0 && conn.close_requested() {
+                break End::Lost(CloseReason::Eof);
+            }
             if conn.wants_read() {
                 if let Some((r, buf)) = idle_reader.take() {
                     read.set(r.read(buf).fuse());

@@ -2,7 +2,8 @@
 //!
 //! Each module owns one pattern's routing state and rules (ZeroMQ's specs 28–31, 41, 49, 51,
 //! 52): `push_pull` (PUSH, PULL), `req`, `rep`, `dealer`, `router`, `pair`, `pub_sub` (PUB,
-//! XPUB, SUB, XSUB), `server` (SERVER, PEER) and `single_part` (CLIENT, SCATTER, GATHER,
+//! XPUB, SUB, XSUB), `radio_dish` (RADIO, DISH), `server` (SERVER, PEER), `stream` (STREAM:
+//! raw TCP) and `single_part` (CLIENT, SCATTER, GATHER,
 //! CHANNEL: DEALER, PUSH, PULL and PAIR restricted to single-part messages). Every socket type is one struct implementing [`Rules`]; [`Pattern`] holds one of
 //! them and is the only place that asks "which type?": once per call, in [`dispatch!`], with
 //! every arm a direct (inlined, monomorphic) call. No `dyn`, no allocation on the message path.
@@ -29,12 +30,15 @@ mod dealer;
 mod pair;
 mod pub_sub;
 mod push_pull;
+mod radio_dish;
 mod rep;
 mod req;
 mod router;
 mod server;
 mod single_part;
+mod stream;
 
+pub(crate) use radio_dish::GroupError;
 pub(crate) use server::number as peer_number;
 
 /// What a socket shares with its pattern for one call: its pipes, the fair-queued incoming
@@ -273,11 +277,14 @@ pub(crate) enum Pattern {
     Sub(pub_sub::Sub),
     XSub(pub_sub::XSub),
     Client(single_part::SinglePart<dealer::Dealer>),
-    Server(server::Server),
+    Server(single_part::SinglePart<server::Server>),
     Scatter(single_part::SinglePart<push_pull::Push>),
     Gather(single_part::SinglePart<push_pull::Pull>),
     Channel(single_part::SinglePart<pair::Pair>),
-    Peer(server::Server),
+    Peer(single_part::SinglePart<server::Server>),
+    Radio(single_part::SinglePart<radio_dish::Radio>),
+    Dish(radio_dish::Dish),
+    Stream(stream::Stream),
 }
 
 /// Calls `$call` on the pattern's rules, whatever its type: the one place that asks.
@@ -301,6 +308,9 @@ macro_rules! dispatch {
             Pattern::Gather($p) => $call,
             Pattern::Channel($p) => $call,
             Pattern::Peer($p) => $call,
+            Pattern::Radio($p) => $call,
+            Pattern::Dish($p) => $call,
+            Pattern::Stream($p) => $call,
         }
     };
 }
@@ -322,12 +332,18 @@ impl Pattern {
             SocketType::Sub => Pattern::Sub(pub_sub::Sub::default()),
             SocketType::XSub => Pattern::XSub(pub_sub::XSub::default()),
             SocketType::Client => Pattern::Client(single_part::SinglePart::default()),
-            SocketType::Server => Pattern::Server(server::Server::new(rng.next_u64() as u32)),
+            SocketType::Server => Pattern::Server(single_part::SinglePart(server::Server::new(
+                rng.next_u64() as u32,
+            ))),
             SocketType::Scatter => Pattern::Scatter(single_part::SinglePart::default()),
             SocketType::Gather => Pattern::Gather(single_part::SinglePart(push_pull::Pull)),
             SocketType::Channel => Pattern::Channel(single_part::SinglePart::default()),
-            SocketType::Peer => Pattern::Peer(server::Server::new(rng.next_u64() as u32)),
-            _ => return None,
+            SocketType::Peer => Pattern::Peer(single_part::SinglePart(server::Server::new(
+                rng.next_u64() as u32,
+            ))),
+            SocketType::Radio => Pattern::Radio(single_part::SinglePart::default()),
+            SocketType::Dish => Pattern::Dish(radio_dish::Dish::default()),
+            SocketType::Stream => Pattern::Stream(stream::Stream::new(rng.next_u64() as u32)),
         })
     }
 
@@ -391,6 +407,19 @@ impl Pattern {
 
     pub(crate) fn subscribe(&mut self, ctx: &mut Ctx<'_>, topic: &[u8], on: bool) {
         dispatch!(self, p => p.subscribe(ctx, topic, on))
+    }
+
+    /// DISH: joins or leaves a group; `None` for any other type.
+    pub(crate) fn join(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        group: &[u8],
+        on: bool,
+    ) -> Option<Result<(), GroupError>> {
+        match self {
+            Pattern::Dish(d) => Some(d.join(ctx, group, on)),
+            _ => None,
+        }
     }
 }
 

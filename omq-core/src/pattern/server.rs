@@ -1,7 +1,8 @@
 //! SERVER (spec 41) and PEER (spec 51): every peer is known by a number the socket gives it
 //! when its pipe attaches (counting up from a random start, never 0, as libzmq). A received
 //! message carries its peer's number in [`Message::routing_id`]; a message sent goes to the
-//! peer its routing id names. Single-part messages only, both ways.
+//! peer its routing id names. Single-part messages only, both ways (the pattern is wrapped in
+//! [`super::single_part::SinglePart`]).
 //!
 //! A message for an unknown peer is refused with EHOSTUNREACH, one for a peer at SNDHWM with
 //! EAGAIN (libzmq's `server_t::xsend`); a multipart message from a peer is dropped. A PEER is
@@ -52,12 +53,6 @@ pub(crate) fn number(routing_id: &[u8]) -> Option<u32> {
 
 impl Rules for Server {
     fn send(&mut self, ctx: &mut Ctx<'_>, mut msg: Message) -> Result<(), SendError> {
-        if msg.len() != 1 {
-            return Err(SendError::InvalidMessage(
-                msg,
-                "this socket type sends single-part messages only",
-            ));
-        }
         let target = msg.routing_id().and_then(|id| self.by_id.get(&id).copied());
         let Some(id) = target.filter(|&id| ctx.pipes.get(id).is_some_and(|p| p.attached)) else {
             return Err(SendError::HostUnreachable(msg));
@@ -99,19 +94,6 @@ impl Rules for Server {
         ctx.has_message()
     }
 
-    fn handle_message(
-        &mut self,
-        ctx: &mut Ctx<'_>,
-        pipe: PipeId,
-        msg: Message,
-    ) -> Result<(), Message> {
-        if msg.len() != 1 {
-            crate::trace::dropped!("a multipart message for a single-part socket type");
-            return Ok(());
-        }
-        ctx.push_inbound(pipe, msg)
-    }
-
     fn attach(&mut self, ctx: &mut Ctx<'_>, pipe: PipeId) -> Attach {
         let id = self.take_id();
         let Some(p) = ctx.pipes.get_mut(pipe) else {
@@ -134,6 +116,7 @@ impl Rules for Server {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pattern::single_part::SinglePart;
     use crate::pattern::testing::Harness;
 
     fn id_of(h: &Harness, pipe: PipeId) -> u32 {
@@ -143,7 +126,7 @@ mod tests {
     #[test]
     fn replies_by_the_number_each_message_came_with() {
         let mut h = Harness::with_options(Options::default().send_hwm(1));
-        let mut s = Server::new(u32::MAX);
+        let mut s = SinglePart(Server::new(u32::MAX));
         let a = h.add(&mut s);
         let b = h.add(&mut s);
         // Numbers skip 0 on wrapping.

@@ -1,5 +1,6 @@
-//! The draft types that are an older pattern restricted to single-part messages: CLIENT is a
-//! DEALER (spec 41), SCATTER a PUSH and GATHER a PULL (spec 49), CHANNEL a PAIR (spec 52).
+//! The rule every draft type shares: single-part messages only. CLIENT is a DEALER (spec 41),
+//! SCATTER a PUSH and GATHER a PULL (spec 49), CHANNEL a PAIR (spec 52), each wrapped in
+//! [`SinglePart`]; SERVER and PEER (`server`) and RADIO (`radio_dish`) are wrapped too.
 //!
 //! Sending a message of more than one part is refused (libzmq's EINVAL); a multipart message
 //! a peer sends is dropped, as libzmq's `client_t`, `gather_t` and `channel_t` drop it, so the
@@ -11,19 +12,16 @@ use super::{Attach, Ctx, Rules};
 use crate::message::Message;
 use crate::options::Options;
 use crate::pipe::{PipeId, Pipes};
-use crate::socket::{RecvError, SendError};
+use crate::socket::{MessageError, RecvError, SendError};
 
 /// A pattern that only carries single-part messages.
 #[derive(Debug, Default)]
 pub(crate) struct SinglePart<P>(pub(crate) P);
 
-/// Why a multipart send is refused.
-const SINGLE_PART: &str = "this socket type sends single-part messages only";
-
 impl<P: Rules> Rules for SinglePart<P> {
     fn send(&mut self, ctx: &mut Ctx<'_>, msg: Message) -> Result<(), SendError> {
         if msg.len() != 1 {
-            return Err(SendError::InvalidMessage(msg, SINGLE_PART));
+            return Err(SendError::InvalidMessage(msg, MessageError::Multipart));
         }
         self.0.send(ctx, msg)
     }
@@ -64,6 +62,22 @@ impl<P: Rules> Rules for SinglePart<P> {
     fn attaches_early(&self) -> bool {
         self.0.attaches_early()
     }
+
+    fn handle_ready(&mut self, ctx: &mut Ctx<'_>, pipe: PipeId) {
+        self.0.handle_ready(ctx, pipe)
+    }
+
+    fn handle_subscription(&mut self, ctx: &mut Ctx<'_>, pipe: PipeId, topic: &[u8], on: bool) {
+        self.0.handle_subscription(ctx, pipe, topic, on)
+    }
+
+    fn subscription_room(&mut self, ctx: &mut Ctx<'_>, pipe: PipeId) -> bool {
+        self.0.subscription_room(ctx, pipe)
+    }
+
+    fn subscribe(&mut self, ctx: &mut Ctx<'_>, topic: &[u8], on: bool) {
+        self.0.subscribe(ctx, topic, on)
+    }
 }
 
 #[cfg(test)]
@@ -79,7 +93,7 @@ mod tests {
         let a = h.add(&mut client);
         assert!(matches!(
             client.send(&mut h.ctx(), Message::multipart(["a", "b"])),
-            Err(SendError::InvalidMessage(m, SINGLE_PART)) if m.len() == 2
+            Err(SendError::InvalidMessage(m, MessageError::Multipart)) if m.len() == 2
         ));
         client.send(&mut h.ctx(), Message::from("one")).unwrap();
         assert_eq!(h.out(a), [Message::from("one")]);
