@@ -375,7 +375,7 @@ async fn lazy_pirate<R: Runtime>(sh: Arc<Shared>, b: usize, endpoint: String, zm
 async fn clients<R: Runtime>(sh: Arc<Shared>, b: usize) {
     let (push_opts, dealer_opts) = {
         let keys = KEYS.lock().unwrap()[b].clone();
-        if b % 2 == 0 {
+        if b.is_multiple_of(2) {
             (Options::default(), keys)
         } else {
             (keys, Options::default())
@@ -412,7 +412,7 @@ fn run_backend<B: Backend>(
 
 async fn servers_keyed<R: Runtime>(sh: Arc<Shared>, b: usize) {
     let server = SERVER_KEYS.lock().unwrap()[b].clone();
-    let (pull_opts, router_opts) = if b % 2 == 0 {
+    let (pull_opts, router_opts) = if b.is_multiple_of(2) {
         (Options::default(), server)
     } else {
         (server, Options::default())
