@@ -6,9 +6,9 @@
 //! executor of the thread that started it, and starting one (bind, connect, dropping the last
 //! handle) panics outside a glommio executor. (The `Socket` type itself is nominally `Send`,
 //! being omq-driver's shared handle; moving one to another thread's executor is not
-//! supported.) Dropping a socket's last handle starts its background close, so drop it inside
-//! the executor, and `close().await` before the executor ends when queued messages must get
-//! out. [`block_on`] runs a future on a fresh executor on the current thread, after checking
+//! supported.) Dropping a socket's last handle, on any thread, wakes its background close on
+//! its executor; `close().await` before the executor ends when queued messages must get out.
+//! An executor you build yourself should end with [`close_orphans`]. [`block_on`] runs a future on a fresh executor on the current thread, after checking
 //! that io_uring is usable ([`check_io_uring`]): glommio itself panics or exits without it.
 //!
 //! ```no_run
@@ -386,8 +386,22 @@ pub fn executor() -> io::Result<LocalExecutor> {
         .map_err(io::Error::from)
 }
 
-/// Runs `f` to completion on a fresh glommio [`executor`] on the current thread. Panics if a
-/// glommio executor already runs on this thread.
+/// Runs `f` to completion on a fresh glommio [`executor`] on the current thread, then closes
+/// the sockets `f` left open ([`close_orphans`]) before the executor ends. Panics if a glommio
+/// executor already runs on this thread.
 pub fn block_on<F: Future>(f: F) -> io::Result<F::Output> {
-    Ok(executor()?.run(f))
+    Ok(executor()?.run(async {
+        let out = f.await;
+        close_orphans().await;
+        out
+    }))
+}
+
+/// Closes every socket still open on this thread's executor; run it last on an executor you
+/// built yourself, before it ends ([`block_on`] does). glommio never drops the tasks still
+/// pending when its executor is dropped, so without this the sockets' listeners and
+/// connections would stay open for the life of the process. What LINGER still owed is
+/// reported through `tracing` (see `omq_driver::close_orphans`).
+pub async fn close_orphans() {
+    omq_driver::close_orphans::<Glommio>().await;
 }
