@@ -31,6 +31,13 @@ usage: omq-bench [--quick] [--out DIR] [--repeats N]
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("peers") {
+        if let Err(e) = benches::scale::peers_main(&args[1..]) {
+            eprintln!("peers failed: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
     if args.first().map(String::as_str) == Some("cell") {
         if let Err(e) = child::run_here(&args[1..]) {
             eprintln!("cell failed: {e}");
@@ -116,6 +123,16 @@ fn headline(cell: &spec::Cell, samples: &common::Samples) -> String {
             "agg {} msg/s, {:.1}% delivered",
             get("agg_msg_s").map_or("?".into(), report::rate),
             get("delivered_pct").unwrap_or(f64::NAN)
+        ),
+        Pattern::Scale | Pattern::ScalePub => format!(
+            "{} conn in {:.2} s, {:.1} KiB/conn (peak {:.1}), {} msg/s",
+            cell.subs,
+            get("conn_s").unwrap_or(f64::NAN),
+            get("kb_per_conn").unwrap_or(f64::NAN),
+            get("peak_kb_per_conn").unwrap_or(f64::NAN),
+            get("steady_msg_s")
+                .or(get("fanout_msg_s"))
+                .map_or("?".into(), report::rate)
         ),
     }
 }

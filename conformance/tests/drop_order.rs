@@ -225,7 +225,10 @@ fn dropped_after_runtime<B: Rt>(tag: &str, ms: u64) {
     if ms == 0 {
         assert_eq!(reported, 0, "LINGER 0 owes nothing, so nothing is reported");
     } else {
-        assert!(reported >= 1, "a message LINGER could not send must be reported");
+        assert!(
+            reported >= 1,
+            "a message LINGER could not send must be reported"
+        );
     }
 }
 
@@ -284,7 +287,10 @@ fn runtime_dropped_with_sockets_alive<B: Rt>(tag: &str, ms: u64) {
     if ms == 0 {
         assert_eq!(reported, 0, "LINGER 0 owes nothing, so nothing is reported");
     } else {
-        assert!(reported >= 1, "a message LINGER could not send must be reported");
+        assert!(
+            reported >= 1,
+            "a message LINGER could not send must be reported"
+        );
     }
 }
 
@@ -360,7 +366,10 @@ fn monoio_runtime_built_by_hand_dropped_before_its_sockets() {
         .enable_timer()
         .build()
         .unwrap();
-    let left = rt.block_on(setup::<RawRt<omq_monoio::Monoio>>("raw-monoio", linger(1000)));
+    let left = rt.block_on(setup::<RawRt<omq_monoio::Monoio>>(
+        "raw-monoio",
+        linger(1000),
+    ));
     drop(rt);
     drop_all(left);
 }
@@ -368,7 +377,10 @@ fn monoio_runtime_built_by_hand_dropped_before_its_sockets() {
 #[test]
 fn glommio_executor_built_by_hand_dropped_before_its_sockets() {
     let ex = omq_glommio::executor().unwrap();
-    let left = ex.run(setup::<RawRt<omq_glommio::Glommio>>("raw-glommio", linger(1000)));
+    let left = ex.run(setup::<RawRt<omq_glommio::Glommio>>(
+        "raw-glommio",
+        linger(1000),
+    ));
     drop(ex);
     drop_all(left);
 }

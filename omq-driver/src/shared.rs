@@ -201,7 +201,8 @@ impl Shared {
 
     /// [`Shared::close_now`], returning the stop signals of the listeners it stopped.
     pub(crate) fn stop_now(self: &Arc<Self>) -> Vec<Arc<Signal>> {
-        self.closing.store(true, std::sync::atomic::Ordering::Release);
+        self.closing
+            .store(true, std::sync::atomic::Ordering::Release);
         let (owed, linger, listeners) = {
             let mut st = self.lock();
             if st.stopped {

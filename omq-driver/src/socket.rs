@@ -177,7 +177,9 @@ impl<R: Runtime> Socket<R> {
         };
         if start {
             crate::tasks::register_keeper(self.shared());
-            R::spawn(Task::Close(crate::tasks::CloseTask::new(self.shared().clone())));
+            R::spawn(Task::Close(crate::tasks::CloseTask::new(
+                self.shared().clone(),
+            )));
         }
     }
 

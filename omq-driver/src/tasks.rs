@@ -521,10 +521,12 @@ impl CloseTask {
                     if st.stopped {
                         break;
                     }
-                    st.core.options().get_linger().map_or(
-                        crate::socket::DROP_LINGER_CAP,
-                        |l| l.min(crate::socket::DROP_LINGER_CAP),
-                    )
+                    st.core
+                        .options()
+                        .get_linger()
+                        .map_or(crate::socket::DROP_LINGER_CAP, |l| {
+                            l.min(crate::socket::DROP_LINGER_CAP)
+                        })
                 };
                 let _ = close::<R>(&shared, Some(linger)).await;
                 break;
