@@ -23,7 +23,7 @@ use benches::{common, cost, tables};
 
 const USAGE: &str = "\
 usage: omq-bench [--quick] [--out DIR] [--repeats N]
-                 [--only pushpull,reqrep,pubsub,curve,proxy,proxylat]
+                 [--only pushpull,reqrep,pubsub,curve,proxy,proxylat,scale,scalepub]
                  [--transports tcp,ipc,inproc] [--impls omq-tokio,omq-tokio-mt,omq-compio,omq-monoio,omq-glommio,
                  libzmq,zmq.rs,raw-tokio]
                  [--sizes 64,1024] [--scale F] [--no-allocs] [--no-callgrind]

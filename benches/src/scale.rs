@@ -186,6 +186,17 @@ impl Seen {
 /// a publisher with N connections, often enough to add little to the connect time.
 const PROBE: Duration = Duration::from_millis(20);
 
+/// The measured socket's listen backlog (BACKLOG), the same for every implementation: large
+/// enough (the kernel caps it at net.core.somaxconn, 4096 here) that a burst of N connects is
+/// not mostly dropped and retried by the peers' kernels a second or more later, which would
+/// measure TCP's SYN back-off instead of the socket. (With libzmq's default of 100, 10,000
+/// connects take 10-37 s on every implementation, libzmq included.)
+const BACKLOG: i32 = 4096;
+
+fn server_options() -> Options {
+    Options::default().backlog(BACKLOG)
+}
+
 /// Lets connections that have just carried their first message go idle before memory is read.
 const SETTLE: Duration = Duration::from_millis(300);
 
@@ -219,7 +230,7 @@ async fn side<R: Runtime>(cell: Cell) -> Samples {
     let n = cell.subs;
     match cell.pattern {
         Pattern::Scale => {
-            let router = Socket::<R>::new(SocketType::Router, Options::default()).expect("socket");
+            let router = Socket::<R>::new(SocketType::Router, server_options()).expect("socket");
             let ep = router.bind("tcp://127.0.0.1:0").await.expect("bind");
             let base = rss_kb();
             let t0 = Instant::now();
@@ -248,7 +259,7 @@ async fn side<R: Runtime>(cell: Cell) -> Samples {
             .metrics()
         }
         _ => {
-            let publ = Socket::<R>::new(SocketType::Pub, Options::default()).expect("socket");
+            let publ = Socket::<R>::new(SocketType::Pub, server_options()).expect("socket");
             let ep = publ.bind("tcp://127.0.0.1:0").await.expect("bind");
             let base = rss_kb();
             let t0 = Instant::now();
@@ -300,6 +311,7 @@ fn libzmq_side(cell: &Cell) -> zmq::Result<Samples> {
     let pattern = cell.pattern;
     if pattern == Pattern::Scale {
         let router = ctx.socket(zmq::ROUTER)?;
+        router.set_backlog(BACKLOG)?;
         router.bind("tcp://127.0.0.1:*")?;
         let ep = router.get_last_endpoint()?.expect("utf-8 endpoint");
         let base = rss_kb();
@@ -329,6 +341,7 @@ fn libzmq_side(cell: &Cell) -> zmq::Result<Samples> {
         .metrics())
     } else {
         let publ = ctx.socket(zmq::PUB)?;
+        publ.set_backlog(BACKLOG)?;
         publ.bind("tcp://127.0.0.1:*")?;
         let ep = publ.get_last_endpoint()?.expect("utf-8 endpoint");
         let base = rss_kb();
@@ -405,17 +418,25 @@ pub fn peers_main(args: &[String]) -> Result<(), String> {
 
 type PeerSocket = omq_tokio::Socket;
 
-/// Waits for a line on stdin (`go`) or its end.
-async fn stdin_line() -> bool {
-    tokio::task::spawn_blocking(|| {
+/// Lines read from stdin (`go`), by a thread that ends the whole process when stdin closes:
+/// the measured process closes it to stop the peers, and a measured process killed for its
+/// time limit closes it too, so no peer process outlives its cell.
+fn stdin_lines() -> tokio::sync::mpsc::UnboundedReceiver<()> {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    std::thread::spawn(move || loop {
         let mut line = String::new();
-        matches!(std::io::stdin().read_line(&mut line), Ok(k) if k > 0)
-    })
-    .await
-    .unwrap_or(false)
+        match std::io::stdin().read_line(&mut line) {
+            Ok(k) if k > 0 => {
+                let _ = tx.send(());
+            }
+            _ => std::process::exit(0),
+        }
+    });
+    rx
 }
 
 async fn dealers(ep: &str, n: usize, size: usize, count: usize) -> Result<(), String> {
+    let mut lines = stdin_lines();
     let payload = common::payload(size);
     let all = join_all((0..n).map(|_| {
         let payload = payload.clone();
@@ -427,18 +448,17 @@ async fn dealers(ep: &str, n: usize, size: usize, count: usize) -> Result<(), St
         }
     }))
     .await;
-    if !stdin_line().await {
-        return Ok(());
-    }
+    lines.recv().await;
     for k in 0..count {
         all[k % n].send(copy(&payload)).await.expect("send");
     }
-    stdin_line().await;
+    lines.recv().await;
     Ok(())
 }
 
 async fn subs(ep: &str, n: usize) -> Result<(), String> {
     use std::sync::atomic::AtomicUsize;
+    let mut lines = stdin_lines();
     let ready = Arc::new(AtomicUsize::new(0));
     let done = Arc::new(AtomicUsize::new(0));
     let delivered = Arc::new(AtomicU64::new(0));
@@ -492,8 +512,8 @@ async fn subs(ep: &str, n: usize) -> Result<(), String> {
             })
         })
         .collect();
-    stdin_line().await;
     join_all(tasks).await;
-    stdin_line().await;
+    // Until stdin closes (the thread then ends the process).
+    while lines.recv().await.is_some() {}
     Ok(())
 }
