@@ -12,6 +12,8 @@ need_apt=()
 pkg-config --exists libzmq 2>/dev/null || need_apt+=(libzmq3-dev)
 command -v pkg-config >/dev/null || need_apt+=(pkg-config)
 command -v gcc >/dev/null || need_apt+=(gcc)
+# The draft-API libzmq of the draft interop tests is built from source (conformance/build.rs).
+command -v g++ >/dev/null || need_apt+=(g++)
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "installing ${need_apt[*]} (apt)"
     as_root apt-get update -qq

@@ -7,6 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 cargo nextest run --workspace --profile ci --no-tests=fail "$@"
+# The `tracing` feature's own test (a separate build: the feature is off everywhere else).
+cargo nextest run -p omq-tokio --features tracing --test tracing --profile ci --no-tests=fail
 cargo test --workspace --doc --quiet
 secs="${OMQ_FUZZ_SMOKE_SECS:-15}"
 if [ "$secs" != 0 ]; then

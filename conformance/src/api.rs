@@ -76,7 +76,103 @@ pub enum Case {
     /// Once `unbind` or `close` returns, the address can be bound again at once, and an old
     /// ipc listener never removes the new one's file.
     RebindAtOnce,
+    /// STREAM against plain TCP, both ways: raw bytes behind a generated id, connection and
+    /// end as `[id][""]`, an empty message closes after what was written before.
+    StreamRawTcp,
 }
+
+/// Reads `[id][bytes]` messages from a STREAM until `want` bytes came from `id`.
+async fn stream_read<R: Runtime>(s: &Socket<R>, id: &[u8], want: usize) -> Vec<u8> {
+    let mut got = Vec::new();
+    while got.len() < want {
+        let m = within::<R, _>(s.recv()).await.unwrap();
+        assert_eq!(m.len(), 2, "{m:?}");
+        assert_eq!(&m.parts()[0][..], id);
+        got.extend_from_slice(&m.parts()[1]);
+    }
+    got
+}
+
+async fn stream_raw_tcp<R: Runtime>() {
+    use std::io::{Read, Write};
+    let o = Options::default();
+    // A plain TCP client against a bound STREAM.
+    let server = Socket::<R>::new(SocketType::Stream, o.clone()).unwrap();
+    let ep = server.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
+    let addr = ep.trim_start_matches("tcp://").to_string();
+    let client = std::thread::spawn(move || {
+        let mut c = std::net::TcpStream::connect(&addr).unwrap();
+        c.set_read_timeout(Some(T)).unwrap();
+        c.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
+        let mut reply = Vec::new();
+        c.read_to_end(&mut reply).unwrap();
+        reply
+    });
+    let hello = within::<R, _>(server.recv()).await.unwrap();
+    assert_eq!(hello.len(), 2);
+    assert!(
+        hello.parts()[1].is_empty(),
+        "a connection is announced as [id][\"\"]"
+    );
+    let id = hello.parts()[0].to_vec();
+    let request = stream_read(&server, &id, 18).await;
+    assert_eq!(request, b"GET / HTTP/1.0\r\n\r\n");
+    let body = vec![b'x'; 300_000];
+    server
+        .send(Message::multipart([id.clone(), body.clone()]))
+        .await
+        .unwrap();
+    server
+        .send(Message::multipart([id.clone(), Vec::new()]))
+        .await
+        .unwrap();
+    // Everything written before the close arrives, then the end of the stream.
+    assert_eq!(joined::<R, _>(client).await, body);
+    let end = within::<R, _>(server.recv()).await.unwrap();
+    assert_eq!(
+        (end.parts()[0].to_vec(), end.parts()[1].is_empty()),
+        (id, true)
+    );
+
+    // A STREAM that connects to a plain TCP server.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let peer = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        s.set_read_timeout(Some(T)).unwrap();
+        s.write_all(b"banner").unwrap();
+        let mut buf = [0u8; 4];
+        s.read_exact(&mut buf).unwrap();
+        buf
+    });
+    let dialer = Socket::<R>::new(SocketType::Stream, o).unwrap();
+    dialer
+        .connect(&format!("tcp://127.0.0.1:{port}"))
+        .await
+        .unwrap();
+    let hello = within::<R, _>(dialer.recv()).await.unwrap();
+    let id = hello.parts()[0].to_vec();
+    assert!(hello.parts()[1].is_empty());
+    assert_eq!(stream_read(&dialer, &id, 6).await, b"banner");
+    dialer
+        .send(Message::multipart([id, b"ping".to_vec()]))
+        .await
+        .unwrap();
+    assert_eq!(&joined::<R, _>(peer).await, b"ping");
+}
+
+/// A helper thread's result, waited for without blocking the runtime (on a single-threaded
+/// one, `join` would stop the very sockets the thread talks to).
+async fn joined<R: Runtime, T>(t: std::thread::JoinHandle<T>) -> T {
+    let deadline = R::now() + T_JOIN;
+    while !t.is_finished() {
+        assert!(R::now() < deadline, "the helper thread never finished");
+        R::sleep_until(R::now() + Duration::from_millis(5)).await;
+    }
+    t.join().expect("the helper thread panicked")
+}
+
+const T_JOIN: Duration = Duration::from_secs(30);
 
 /// Runs one case on backend `B`.
 pub fn run_api<B: Backend>(case: Case) {
@@ -87,6 +183,7 @@ async fn run_case<R: Runtime>(case: Case) {
     let new = |t: SocketType, o: Options| Socket::<R>::new(t, o).unwrap();
     let d = Options::default;
     match case {
+        Case::StreamRawTcp => stream_raw_tcp::<R>().await,
         Case::PushPull => {
             for ep in [
                 "tcp://127.0.0.1:0".to_string(),
@@ -225,10 +322,15 @@ async fn run_case<R: Runtime>(case: Case) {
             let a = new(SocketType::Pull, d());
             let ep = a.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
             let b = new(SocketType::Pull, d());
-            assert!(
-                matches!(b.bind(&ep).await, Err(Error::Io(_))),
-                "tcp port in use"
-            );
+            // The OS's error arrives whole: its code survives, into io::Error too.
+            match b.bind(&ep).await {
+                Err(Error::Io(e)) => {
+                    assert_eq!(e.raw_os_error(), Some(libc::EADDRINUSE), "{e}");
+                    let back = std::io::Error::from(Error::Io(e));
+                    assert_eq!(back.raw_os_error(), Some(libc::EADDRINUSE));
+                }
+                other => panic!("tcp port in use: {other:?}"),
+            }
             let ipc = format!("ipc:///tmp/omq-api-{}.sock", unique("inuse"));
             a.bind(&ipc).await.unwrap();
             assert!(
@@ -500,7 +602,8 @@ macro_rules! api_suite {
                 close_waits_for_a_late_peer_without_polling: CloseWaitsForALatePeer,
                 a_pub_filters_on_the_wire: PublisherFilters,
                 a_closed_socket_never_connects_later: NoDialAfterClose,
-                an_address_can_be_bound_again_at_once: RebindAtOnce
+                an_address_can_be_bound_again_at_once: RebindAtOnce,
+                stream_sockets_speak_raw_tcp: StreamRawTcp
             );
         }
     };

@@ -22,7 +22,15 @@ pub struct AsyncPeer {
 impl AsyncPeer {
     /// Starts a libzmq peer process and its thread.
     pub fn spawn() -> Result<AsyncPeer, PeerError> {
-        let mut peer = LibzmqPeer::spawn()?;
+        Self::start(LibzmqPeer::spawn()?)
+    }
+
+    /// Starts the draft peer (libzmq with its draft API) and its thread.
+    pub fn spawn_draft() -> Result<AsyncPeer, PeerError> {
+        Self::start(LibzmqPeer::spawn_draft()?)
+    }
+
+    fn start(mut peer: LibzmqPeer) -> Result<AsyncPeer, PeerError> {
         let (tx, rx) = mpsc::channel::<Job>();
         let thread = thread::spawn(move || {
             while let Ok(job) = rx.recv() {

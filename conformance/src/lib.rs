@@ -8,12 +8,14 @@
 //! - [`plugged`]: a fifth executor plugged in from outside (async-io), as a worked example.
 //! - [`report`]: the whole suite in one call, with a readable report.
 //! - [`blocking`]: a minimal blocking driver for one omq-core session on a TCP stream.
+//! - [`draft`]: the draft socket types against a libzmq built with its draft API.
 //! - [`hostile`]: hostile peers (raw ZMTP bytes) against omq over real sockets, on every backend.
 
 pub mod api;
 pub mod async_peer;
 pub mod backend;
 pub mod blocking;
+pub mod draft;
 pub mod hostile;
 pub mod libzmq_peer;
 pub mod local;

@@ -208,15 +208,33 @@ impl std::error::Error for PeerError {
 
 /// Path of the compiled peer, building it on first use in this process.
 ///
-/// The binary lives in `<target dir>/zmq-peer/zmq_peer` and is rebuilt only
-/// when `zmq_peer.c` is newer. Each build writes a uniquely named temporary
+/// The binary lives in `<target dir>/zmq-peer/zmq_peer-<hash>`, named by a hash of
+/// its source, its compiler flags and the libzmq it links, so any change to one of
+/// them builds a new one. Each build writes a uniquely named temporary
 /// file and renames it into place, so test processes running in parallel
 /// (nextest runs one per test) never see a half-written binary.
 ///
 /// Errors say what to install; callers should fail the test with them.
 pub fn peer_binary() -> Result<PathBuf, PeerError> {
     static BINARY: OnceLock<Result<PathBuf, PeerError>> = OnceLock::new();
-    BINARY.get_or_init(build_peer).clone()
+    BINARY.get_or_init(|| build_peer(Flavour::System)).clone()
+}
+
+/// Path of the draft peer: the same source with libzmq's draft API (CLIENT/SERVER,
+/// RADIO/DISH, SCATTER/GATHER, PEER/CHANNEL), linked statically against the libzmq 4.3.5 that
+/// this crate's build script compiled with drafts from the `zeromq-src` crate.
+pub fn draft_peer_binary() -> Result<PathBuf, PeerError> {
+    static BINARY: OnceLock<Result<PathBuf, PeerError>> = OnceLock::new();
+    BINARY.get_or_init(|| build_peer(Flavour::Draft)).clone()
+}
+
+/// Which libzmq a peer runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flavour {
+    /// The system's libzmq (Debian's, found with pkg-config).
+    System,
+    /// libzmq with its draft API, built by `build.rs`.
+    Draft,
 }
 
 fn source_path() -> PathBuf {
@@ -253,31 +271,37 @@ fn target_dir() -> PathBuf {
     workspace.join("target")
 }
 
-fn modified(path: &Path) -> Option<SystemTime> {
-    std::fs::metadata(path).and_then(|m| m.modified()).ok()
-}
-
-fn build_peer() -> Result<PathBuf, PeerError> {
+fn build_peer(flavour: Flavour) -> Result<PathBuf, PeerError> {
     let source = source_path();
-    let source_time = modified(&source).ok_or_else(|| {
+    let text = std::fs::read(&source).map_err(|e| {
         PeerError::Setup(format!(
-            "the peer source {} is missing or unreadable",
+            "the peer source {} is missing or unreadable: {e}",
             source.display()
         ))
     })?;
     let dir = target_dir().join("zmq-peer");
-    let binary = dir.join("zmq_peer");
-    if modified(&binary).is_some_and(|t| t >= source_time) {
+    let (name, flags) = match flavour {
+        Flavour::System => ("zmq_peer", pkg_config_flags()?),
+        Flavour::Draft => ("zmq_peer_draft", draft_flags()),
+    };
+    // The binary is named by what went into it: the source, the flags and the library it
+    // links (its path, size and modification time), so an edited source or a reinstalled
+    // libzmq gives a new binary whatever the clocks say.
+    let library = linked_library(flavour)?;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    std::hash::Hash::hash(&text, &mut h);
+    std::hash::Hash::hash(&flags, &mut h);
+    std::hash::Hash::hash(&library_identity(&library), &mut h);
+    let binary = dir.join(format!("{name}-{:016x}", std::hash::Hasher::finish(&h)));
+    if binary.is_file() {
         return Ok(binary);
     }
-
-    let flags = pkg_config_flags()?;
     std::fs::create_dir_all(&dir)
         .map_err(|e| PeerError::io(format!("creating {}", dir.display()), e))?;
 
     static BUILD_COUNTER: AtomicU64 = AtomicU64::new(0);
     let tmp = dir.join(format!(
-        "zmq_peer.tmp.{}.{}",
+        "{name}.tmp.{}.{}",
         std::process::id(),
         BUILD_COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
@@ -312,6 +336,74 @@ fn build_peer() -> Result<PathBuf, PeerError> {
         PeerError::io(format!("moving the peer into {}", binary.display()), e)
     })?;
     Ok(binary)
+}
+
+/// The libzmq a peer flavour runs on: the shared library pkg-config names (resolved through
+/// its symlinks), or the static one the build script made.
+fn linked_library(flavour: Flavour) -> Result<PathBuf, PeerError> {
+    match flavour {
+        Flavour::Draft => Ok(Path::new(env!("OMQ_DRAFT_LIBZMQ")).join("lib/libzmq.a")),
+        Flavour::System => {
+            let out = Command::new("pkg-config")
+                .args(["--variable=libdir", "libzmq"])
+                .output()
+                .map_err(|e| PeerError::Setup(format!("pkg-config: {e}; {INSTALL_HINT}")))?;
+            let dir = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+            let so = Path::new(&dir).join("libzmq.so");
+            std::fs::canonicalize(&so)
+                .map_err(|e| PeerError::Setup(format!("{}: {e}; {INSTALL_HINT}", so.display())))
+        }
+    }
+}
+
+/// What identifies a library file without reading it all: path, size, modification time.
+fn library_identity(path: &Path) -> (PathBuf, u64, Option<SystemTime>) {
+    let meta = std::fs::metadata(path).ok();
+    (
+        path.to_path_buf(),
+        meta.as_ref().map_or(0, |m| m.len()),
+        meta.and_then(|m| m.modified().ok()),
+    )
+}
+
+/// Checks, from the running peer's memory map, that it runs on the libzmq it was built for:
+/// the system's shared library, or (the draft peer, linked statically) no shared libzmq at
+/// all. A peer that silently ran on another libzmq would make every interop test prove
+/// nothing.
+fn check_linkage(pid: u32, flavour: Flavour) -> Result<(), PeerError> {
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps"))
+        .map_err(|e| PeerError::io("reading the peer's memory map", e))?;
+    let mapped: Vec<&str> = maps
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .filter(|p| p.contains("libzmq"))
+        .collect();
+    let ok = match flavour {
+        Flavour::Draft => mapped.is_empty(),
+        Flavour::System => {
+            let want = linked_library(flavour)?;
+            !mapped.is_empty() && mapped.iter().all(|p| Path::new(p) == want)
+        }
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(PeerError::Setup(format!(
+            "the {flavour:?} peer runs on {mapped:?}, not the libzmq it was built for"
+        )))
+    }
+}
+
+/// Compiler flags for the draft peer: the draft API on, the headers and static library the
+/// build script made, and what a static C++ libzmq needs.
+fn draft_flags() -> Vec<String> {
+    let out = Path::new(env!("OMQ_DRAFT_LIBZMQ"));
+    vec![
+        "-DZMQ_BUILD_DRAFT_API".into(),
+        format!("-I{}", out.join("source").join("include").display()),
+        out.join("lib").join("libzmq.a").display().to_string(),
+        "-lstdc++".into(),
+    ]
 }
 
 fn pkg_config_flags() -> Result<Vec<String>, PeerError> {
@@ -443,6 +535,17 @@ impl From<&str> for OptValue {
     }
 }
 
+/// A message as the draft peer received it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DraftMessage {
+    /// Its routing id (SERVER, PEER), 0 when it has none.
+    pub rid: u32,
+    /// Its group (DISH), if any.
+    pub group: Option<Vec<u8>>,
+    /// Its one part.
+    pub part: Vec<u8>,
+}
+
 // ---------------------------------------------------------------------------
 // The peer process
 
@@ -470,8 +573,20 @@ pub struct LibzmqPeer {
 impl LibzmqPeer {
     /// Builds the peer if needed, starts it, and checks its `ready` line.
     pub fn spawn() -> Result<Self, PeerError> {
-        let binary = peer_binary()?;
+        Self::spawn_binary(peer_binary()?, Flavour::System)
+    }
+
+    /// The draft peer ([`draft_peer_binary`]): libzmq 4.3.5 with its draft API, which adds
+    /// the `sendx`, `recvx`, `connectpeer`, `join` and `leave` commands.
+    pub fn spawn_draft() -> Result<Self, PeerError> {
+        Self::spawn_binary(draft_peer_binary()?, Flavour::Draft)
+    }
+
+    fn spawn_binary(binary: PathBuf, flavour: Flavour) -> Result<Self, PeerError> {
+        // Nothing of the test's environment may swap libzmq under the peer.
         let mut child = Command::new(&binary)
+            .env_remove("LD_PRELOAD")
+            .env_remove("LD_LIBRARY_PATH")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -553,6 +668,8 @@ impl LibzmqPeer {
             Some("curve=0") => false,
             _ => return Err(bad("no curve=0|1 in the ready line")),
         };
+        // Once it said ready, libzmq is loaded: check it is the one the peer was built for.
+        check_linkage(peer.pid(), flavour)?;
         Ok(peer)
     }
 
@@ -825,6 +942,55 @@ impl LibzmqPeer {
             ep => ep.to_owned(),
         };
         Ok((name, value, endpoint))
+    }
+
+    /// Draft peer: `sendx ID RID GROUP PART`: one part, to routing id `rid` (0: none), in
+    /// `group` (None: none).
+    pub fn sendx(
+        &mut self,
+        id: u32,
+        rid: u32,
+        group: Option<&[u8]>,
+        part: &[u8],
+    ) -> Result<(), PeerError> {
+        let group = group.map_or_else(|| "-".to_owned(), encode_part);
+        self.cmd(&format!("sendx {id} {rid} {group} {}", encode_part(part)))
+            .map(drop)
+    }
+
+    /// Draft peer: receives one message with its routing id (0: none) and group.
+    pub fn recvx(&mut self, id: u32, timeout: Duration) -> Result<DraftMessage, PeerError> {
+        let line = format!("recvx {id} {}", timeout.as_millis());
+        let reply = self.timed(&line, timeout)?;
+        let bad = || PeerError::Protocol {
+            command: line.clone(),
+            detail: format!("expected `RID GROUP PART`: {reply:?}"),
+        };
+        let mut words = reply.split_whitespace();
+        let rid = words.next().and_then(|w| w.parse().ok()).ok_or_else(bad)?;
+        let group = match words.next().ok_or_else(bad)? {
+            "-" => None,
+            g => Some(decode_part(g).ok_or_else(bad)?),
+        };
+        let part = decode_part(words.next().ok_or_else(bad)?).ok_or_else(bad)?;
+        Ok(DraftMessage { rid, group, part })
+    }
+
+    /// Draft peer: `zmq_connect_peer`; the routing id of the peer it dials.
+    pub fn connect_peer(&mut self, id: u32, endpoint: &str) -> Result<u32, PeerError> {
+        let line = format!("connectpeer {id} {endpoint}");
+        let reply = self.cmd(&line)?;
+        reply.trim().parse().map_err(|_| PeerError::Protocol {
+            command: line,
+            detail: format!("expected a routing id: {reply:?}"),
+        })
+    }
+
+    /// Draft peer: DISH joins (`on`) or leaves a group.
+    pub fn join(&mut self, id: u32, group: &[u8], on: bool) -> Result<(), PeerError> {
+        let verb = if on { "join" } else { "leave" };
+        self.cmd(&format!("{verb} {id} {}", encode_part(group)))
+            .map(drop)
     }
 
     /// `close ID` (linger 0). The id can then be reused.

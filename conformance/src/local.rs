@@ -38,11 +38,21 @@ pub enum Pairing {
     XsubXpub,
     /// PAIR ↔ PAIR.
     Pair,
+    /// CLIENT ↔ SERVER (draft, spec 41): two clients, replies by routing id.
+    ClientServer,
+    /// SCATTER → GATHER (draft, spec 49).
+    ScatterGather,
+    /// CHANNEL ↔ CHANNEL (draft, spec 52).
+    Channel,
+    /// PEER ↔ PEER (draft, spec 51): `connect_peer`'s id both ways.
+    Peer,
+    /// RADIO → DISH (draft, spec 48): groups joined, exact filtering.
+    RadioDish,
 }
 
 impl Pairing {
     /// Every pairing.
-    pub const ALL: [Pairing; 7] = [
+    pub const ALL: [Pairing; 12] = [
         Pairing::PushPull,
         Pairing::ReqRep,
         Pairing::DealerRouter,
@@ -50,6 +60,11 @@ impl Pairing {
         Pairing::PubSub,
         Pairing::XsubXpub,
         Pairing::Pair,
+        Pairing::ClientServer,
+        Pairing::ScatterGather,
+        Pairing::Channel,
+        Pairing::Peer,
+        Pairing::RadioDish,
     ];
 }
 
@@ -70,6 +85,15 @@ fn msgs() -> Vec<Message> {
         Message::from("one"),
         Message::multipart([&b"two"[..], b"", b"\x00\xff"]),
         Message::multipart([vec![5u8; 300_000], b"tail".to_vec()]),
+    ]
+}
+
+/// Single parts, for the draft types: text, binary with a zero byte, and a large one.
+fn singles() -> Vec<Message> {
+    vec![
+        Message::from("one"),
+        Message::from(&b"\x00\xff binary"[..]),
+        Message::from(vec![5u8; 300_000]),
     ]
 }
 
@@ -198,6 +222,96 @@ async fn run_on<R: Runtime>(p: Pairing, t: LocalTransport) {
                 assert_eq!(a.recv().await.unwrap(), m);
             }
         }
+        Pairing::ClientServer => {
+            let server = Socket::<R>::new(S::Server, Options::default()).unwrap();
+            let ep = server.bind(&endpoint(t, "SERVER")).await.unwrap();
+            let c1 = Socket::<R>::new(S::Client, Options::default()).unwrap();
+            let c2 = Socket::<R>::new(S::Client, Options::default()).unwrap();
+            c1.connect(&ep).await.unwrap();
+            c2.connect(&ep).await.unwrap();
+            for m in singles() {
+                for (who, c) in [(b'1', &c1), (b'2', &c2)] {
+                    let mut ask = m.clone();
+                    ask.push(vec![who]);
+                    // Multipart is refused: a client sends one part.
+                    assert!(matches!(
+                        c.try_send(ask),
+                        Err(e) if matches!(e.error, omq_driver::Error::InvalidMessage(_))
+                    ));
+                    c.send(m.clone()).await.unwrap();
+                    let got = server.recv().await.unwrap();
+                    assert_eq!(got, m);
+                    let id = got.routing_id().expect("the client's routing id");
+                    server
+                        .send(Message::from(vec![who]).with_routing_id(id))
+                        .await
+                        .unwrap();
+                    assert_eq!(c.recv().await.unwrap(), Message::from(vec![who]));
+                }
+            }
+        }
+        Pairing::ScatterGather => {
+            let (gather, scatter) = pair::<R>(S::Gather, S::Scatter, t, false).await;
+            for m in singles() {
+                scatter.send(m.clone()).await.unwrap();
+                assert_eq!(gather.recv().await.unwrap(), m);
+            }
+        }
+        Pairing::Channel => {
+            let (a, b) = pair::<R>(S::Channel, S::Channel, t, false).await;
+            for m in singles() {
+                a.send(m.clone()).await.unwrap();
+                assert_eq!(b.recv().await.unwrap(), m);
+                b.send(m.clone()).await.unwrap();
+                assert_eq!(a.recv().await.unwrap(), m);
+            }
+        }
+        Pairing::RadioDish => {
+            let (radio, dish) = pair::<R>(S::Radio, S::Dish, t, false).await;
+            dish.join("news").unwrap();
+            // The JOIN crosses the connection: send until the first arrives.
+            let quick = Duration::from_millis(20);
+            let mut joined = false;
+            for _ in 0..500 {
+                radio
+                    .send(Message::from("probe").with_group("news"))
+                    .await
+                    .unwrap();
+                let r = futures_util::future::select(
+                    Box::pin(dish.recv()),
+                    Box::pin(R::sleep_until(R::now() + quick)),
+                )
+                .await;
+                if let futures_util::future::Either::Left((Ok(_), _)) = r {
+                    joined = true;
+                    break;
+                }
+            }
+            assert!(joined, "the join never arrived");
+            while dish.try_recv().is_ok() {}
+            for m in singles() {
+                radio.send(m.clone().with_group("other")).await.unwrap();
+                radio.send(m.clone().with_group("news")).await.unwrap();
+                let got = dish.recv().await.unwrap();
+                assert_eq!((got.group(), &got), (Some(&b"news"[..]), &m));
+            }
+        }
+        Pairing::Peer => {
+            let o = Options::default().recv_timeout(Some(Duration::from_secs(10)));
+            let a = Socket::<R>::new(S::Peer, o.clone()).unwrap();
+            let b = Socket::<R>::new(S::Peer, o).unwrap();
+            let ep = b.bind(&endpoint(t, "PEER")).await.unwrap().to_string();
+            let to_b = a.connect_peer(&ep).await.unwrap();
+            for m in singles() {
+                a.send(m.clone().with_routing_id(to_b)).await.unwrap();
+                let got = b.recv().await.unwrap();
+                assert_eq!(got, m);
+                let to_a = got.routing_id().unwrap();
+                b.send(m.clone().with_routing_id(to_a)).await.unwrap();
+                let back = a.recv().await.unwrap();
+                assert_eq!((back.routing_id(), back), (Some(to_b), m));
+            }
+        }
     }
 }
 
@@ -207,7 +321,9 @@ macro_rules! local_suite {
     ($backend:ty) => {
         $crate::local_suite!(@pairings $backend;
             push_pull: PushPull, req_rep: ReqRep, dealer_router: DealerRouter,
-            dealer_rep: DealerRep, pub_sub: PubSub, xsub_xpub: XsubXpub, pair: Pair
+            dealer_rep: DealerRep, pub_sub: PubSub, xsub_xpub: XsubXpub, pair: Pair,
+            client_server: ClientServer, scatter_gather: ScatterGather, channel: Channel,
+            peer: Peer, radio_dish: RadioDish
         );
     };
     (@pairings $backend:ty; $($name:ident : $variant:ident),* $(,)?) => {

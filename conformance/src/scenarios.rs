@@ -70,11 +70,20 @@ pub enum Scenario {
     PubFromXsub,
     /// Heartbeats on both sides keep an idle connection up.
     Heartbeats,
+    /// omq ROUTER with ROUTER_NOTIFY, HELLO_MSG and DISCONNECT_MSG ↔ libzmq DEALER: the
+    /// hello reaches libzmq first, the notices reach omq's application in order.
+    RouterNotices,
+    /// omq DEALER with HELLO_MSG and HICCUP_MSG ↔ libzmq ROUTER: the hello reaches libzmq as
+    /// the first message; when omq connected, libzmq closing its socket gives the hiccup.
+    DealerNotices,
+    /// omq STREAM ↔ libzmq STREAM: raw bytes both ways, each side announcing the
+    /// connection as `[id][""]`; an empty message from omq closes it and libzmq hears the end.
+    Stream,
 }
 
 impl Scenario {
     /// Every scenario.
-    pub const ALL: [Scenario; 20] = [
+    pub const ALL: [Scenario; 23] = [
         Scenario::PushToPull,
         Scenario::PullFromPush,
         Scenario::Pair,
@@ -95,6 +104,9 @@ impl Scenario {
         Scenario::XsubToPub,
         Scenario::PubFromXsub,
         Scenario::Heartbeats,
+        Scenario::RouterNotices,
+        Scenario::DealerNotices,
+        Scenario::Stream,
     ];
 }
 
@@ -536,6 +548,102 @@ async fn run_on<R: Runtime>(peer: &AsyncPeer, s: Scenario, tr: Transport, binds:
             }
             assert!(!saw_disconnect, "heartbeats must keep the connection");
         }
+        Scenario::RouterNotices => {
+            let o = opts()
+                .router_notify(omq_driver::RouterNotify {
+                    connect: true,
+                    disconnect: true,
+                })
+                .hello_msg(Some("hello from omq".into()))
+                .disconnect_msg(Some("gone".into()));
+            let zopts = vec![("ROUTING_ID", OptValue::from(&b"zmq-dealer"[..]))];
+            let omq = link::<R>(peer, S::Router, o, "DEALER", zopts, tr, binds).await;
+            let id = b"zmq-dealer".to_vec();
+            assert_eq!(zmq_recv(peer).await, [b"hello from omq".to_vec()]);
+            assert_eq!(omq_recv(&omq).await, [id.clone(), vec![]], "connect notice");
+            zmq_send(peer, vec![b"last words".to_vec()]).await;
+            assert_eq!(omq_recv(&omq).await, [id.clone(), b"last words".to_vec()]);
+            peer.call(|p| p.close(1).unwrap()).await;
+            assert_eq!(
+                omq_recv(&omq).await,
+                [id.clone(), vec![]],
+                "disconnect notice"
+            );
+            assert_eq!(omq_recv(&omq).await, [id, b"gone".to_vec()]);
+        }
+        Scenario::Stream => {
+            let omq = link::<R>(peer, S::Stream, opts(), "STREAM", vec![], tr, binds).await;
+            let hello = omq_recv(&omq).await;
+            assert_eq!(hello[1], b"", "omq announces the connection");
+            let id = hello[0].clone();
+            let zhello = zmq_recv(peer).await;
+            assert_eq!(zhello[1], b"", "libzmq announces the connection");
+            let zid = zhello[0].clone();
+            omq.send(Message::multipart([id.clone(), b"from omq".to_vec()]))
+                .await
+                .unwrap();
+            let mut got = Vec::new();
+            while got.len() < 8 {
+                let m = zmq_recv(peer).await;
+                assert_eq!(m[0], zid);
+                got.extend_from_slice(&m[1]);
+            }
+            assert_eq!(got, b"from omq");
+            zmq_send(peer, vec![zid.clone(), b"from libzmq".to_vec()]).await;
+            let mut got = Vec::new();
+            while got.len() < 11 {
+                let m = omq_recv(&omq).await;
+                assert_eq!(m[0], id);
+                got.extend_from_slice(&m[1]);
+            }
+            assert_eq!(got, b"from libzmq");
+            omq.send(Message::multipart([id, Vec::new()]))
+                .await
+                .unwrap();
+            let end = zmq_recv(peer).await;
+            assert_eq!(
+                (end[0].clone(), end[1].is_empty()),
+                (zid, true),
+                "libzmq hears the end"
+            );
+        }
+        Scenario::DealerNotices => {
+            let o = opts()
+                .routing_id("omq-dealer".into())
+                .hello_msg(Some("hello from omq".into()))
+                .hiccup_msg(Some("hiccup".into()));
+            let omq = link::<R>(peer, S::Dealer, o, "ROUTER", vec![], tr, binds).await;
+            assert_eq!(
+                zmq_recv(peer).await,
+                [b"omq-dealer".to_vec(), b"hello from omq".to_vec()]
+            );
+            omq_to_zmq_routed(&omq, peer).await;
+            let mut monitor = omq.monitor();
+            peer.call(|p| p.close(1).unwrap()).await;
+            if binds {
+                // An accepted connection's pipe ends with it: nothing to hiccup about.
+                use futures_util::StreamExt;
+                while let Some(e) = monitor.next().await {
+                    if e.kind == omq_driver::EventKind::Disconnected {
+                        break;
+                    }
+                }
+                let quiet = omq.try_recv();
+                assert!(quiet.is_err(), "{quiet:?}");
+            } else {
+                assert_eq!(omq_recv(&omq).await, [b"hiccup".to_vec()]);
+            }
+        }
+    }
+}
+
+/// Sends from an omq DEALER to a libzmq ROUTER and checks each message arrives behind the
+/// DEALER's id.
+async fn omq_to_zmq_routed<R: Runtime>(omq: &Socket<R>, peer: &AsyncPeer) {
+    for m in msgs() {
+        omq.send(Message::multipart(m.clone())).await.unwrap();
+        let got = zmq_recv(peer).await;
+        assert_eq!(got[1..], m[..]);
     }
 }
 
@@ -551,7 +659,8 @@ macro_rules! interop_suite {
             router_from_dealer: RouterFromDealer, dealer_dealer: DealerDealer,
             router_router: RouterRouter, pub_to_sub: PubToSub, sub_from_pub: SubFromPub,
             xpub_from_sub: XpubFromSub, sub_to_xpub: SubToXpub, xsub_to_pub: XsubToPub,
-            pub_from_xsub: PubFromXsub, heartbeats: Heartbeats
+            pub_from_xsub: PubFromXsub, heartbeats: Heartbeats,
+            router_notices: RouterNotices, dealer_notices: DealerNotices, stream: Stream
         );
     };
     (@scenarios $backend:ty; $($name:ident : $variant:ident),* $(,)?) => {

@@ -10,3 +10,6 @@ mod poll {
 mod security {
     conformance::secure_suite!(conformance::backend::CompioBackend);
 }
+
+// The draft types against libzmq built with its draft API.
+conformance::draft_suite!(conformance::backend::CompioBackend);

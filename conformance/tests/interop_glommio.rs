@@ -5,3 +5,6 @@ conformance::interop_suite!(conformance::backend::GlommioBackend);
 mod security {
     conformance::secure_suite!(conformance::backend::GlommioBackend);
 }
+
+// The draft types against libzmq built with its draft API.
+conformance::draft_suite!(conformance::backend::GlommioBackend);

@@ -11,3 +11,6 @@ mod legacy {
 mod security {
     conformance::secure_suite!(conformance::backend::MonoioBackend);
 }
+
+// The draft types against libzmq built with its draft API.
+conformance::draft_suite!(conformance::backend::MonoioBackend);

@@ -41,6 +41,14 @@
  *   close ID                         ok          (socket closed; its monitor stays
  *                                                 readable for the final events)
  *   sleep MS                         ok
+ * With ZMQ_BUILD_DRAFT_API (the draft peer, built against a libzmq with drafts):
+ *   socket ID CLIENT|SERVER|RADIO|DISH|SCATTER|GATHER|PEER|CHANNEL
+ *   sendx ID RID GROUP PART          ok          (one part; RID decimal, 0: none;
+ *                                                 GROUP hex/str:/-, -: none)
+ *   recvx ID TIMEOUT_MS              ok RID GROUP PART  (RID decimal or 0;
+ *                                                 GROUP hex or -) or err EAGAIN
+ *   connectpeer ID ENDPOINT          ok RID
+ *   join|leave ID GROUP              ok
  *   exit                             ok, then closes everything (linger 0), exit 0
  * EOF on stdin behaves like exit.  Malformed input gets `err EINVAL <what>`.
  */
@@ -277,6 +285,11 @@ static const named_t socket_types[] = {
     {"REQ", ZMQ_REQ},       {"REP", ZMQ_REP},       {"DEALER", ZMQ_DEALER},
     {"ROUTER", ZMQ_ROUTER}, {"PULL", ZMQ_PULL},     {"PUSH", ZMQ_PUSH},
     {"XPUB", ZMQ_XPUB},     {"XSUB", ZMQ_XSUB},     {"STREAM", ZMQ_STREAM},
+#ifdef ZMQ_BUILD_DRAFT_API
+    {"CLIENT", ZMQ_CLIENT}, {"SERVER", ZMQ_SERVER}, {"RADIO", ZMQ_RADIO},
+    {"DISH", ZMQ_DISH},     {"SCATTER", ZMQ_SCATTER}, {"GATHER", ZMQ_GATHER},
+    {"PEER", ZMQ_PEER},     {"CHANNEL", ZMQ_CHANNEL},
+#endif
     {NULL, 0},
 };
 
@@ -1033,6 +1046,116 @@ static void cmd_exit(int argc, char **argv)
     g_exit_requested = 1;
 }
 
+#ifdef ZMQ_BUILD_DRAFT_API
+/* Draft sockets are thread-safe ones: receive with RCVTIMEO rather than zmq_poll. */
+static void cmd_sendx(int argc, char **argv)
+{
+    (void) argc;
+    int id = parse_live_id(argv[1]);
+    if (id < 0) return;
+    long long rid;
+    if (parse_i64(argv[2], 0, 4294967295LL, &rid) != 0) return;
+    blob_t group = {0}, body = {0};
+    int has_group = strcmp(argv[3], "-") != 0;
+    if (has_group && (parse_blob(argv[3], &group) != 0 || !group.data)) {
+        reply_inval("bad group '%s'", argv[3]);
+        return;
+    }
+    if (parse_blob(argv[4], &body) != 0 || !body.data) {
+        free(group.data);
+        reply_inval("bad part '%s'", argv[4]);
+        return;
+    }
+    zmq_msg_t msg;
+    zmq_msg_init_size(&msg, body.len);
+    memcpy(zmq_msg_data(&msg), body.data, body.len);
+    int rc = 0;
+    if (rid)
+        rc = zmq_msg_set_routing_id(&msg, (uint32_t) rid);
+    char name[256];
+    if (rc == 0 && has_group) {
+        size_t n = group.len < sizeof name - 1 ? group.len : sizeof name - 1;
+        memcpy(name, group.data, n);
+        name[n] = 0;
+        rc = zmq_msg_set_group(&msg, name);
+    }
+    if (rc == 0)
+        rc = zmq_msg_send(&msg, g_slots[id].sock, 0) < 0 ? -1 : 0;
+    if (rc != 0) {
+        zmq_msg_close(&msg);
+        reply_zmq_err();
+    } else {
+        reply_line("ok");
+    }
+    free(group.data);
+    free(body.data);
+}
+
+static void cmd_recvx(int argc, char **argv)
+{
+    (void) argc;
+    int id = parse_live_id(argv[1]);
+    if (id < 0) return;
+    long timeout;
+    if (parse_timeout(argv[2], &timeout) != 0) return;
+    int t = (int) timeout;
+    zmq_setsockopt(g_slots[id].sock, ZMQ_RCVTIMEO, &t, sizeof t);
+    zmq_msg_t msg;
+    zmq_msg_init(&msg);
+    if (zmq_msg_recv(&msg, g_slots[id].sock, 0) < 0) {
+        zmq_msg_close(&msg);
+        reply_zmq_err();
+        return;
+    }
+    printf("ok %u ", zmq_msg_routing_id(&msg));
+    const char *group = zmq_msg_group(&msg);
+    if (group && *group)
+        put_hex((const unsigned char *) group, strlen(group));
+    else
+        fputc('-', stdout);
+    fputc(' ', stdout);
+    put_hex(zmq_msg_data(&msg), zmq_msg_size(&msg));
+    fputc('\n', stdout);
+    fflush(stdout);
+    zmq_msg_close(&msg);
+}
+
+static void cmd_connectpeer(int argc, char **argv)
+{
+    (void) argc;
+    int id = parse_live_id(argv[1]);
+    if (id < 0) return;
+    uint32_t rid = zmq_connect_peer(g_slots[id].sock, argv[2]);
+    if (rid == 0)
+        reply_zmq_err();
+    else
+        reply_line("ok %u", rid);
+}
+
+static void cmd_join(int argc, char **argv)
+{
+    (void) argc;
+    int id = parse_live_id(argv[1]);
+    if (id < 0) return;
+    blob_t group = {0};
+    if (parse_blob(argv[2], &group) != 0 || !group.data) {
+        reply_inval("bad group '%s'", argv[2]);
+        return;
+    }
+    char name[256];
+    size_t n = group.len < sizeof name - 1 ? group.len : sizeof name - 1;
+    memcpy(name, group.data, n);
+    name[n] = 0;
+    free(group.data);
+    int rc = strcmp(argv[0], "join") == 0 ? zmq_join(g_slots[id].sock, name)
+                                          : zmq_leave(g_slots[id].sock, name);
+    if (rc != 0)
+        reply_zmq_err();
+    else
+        reply_line("ok");
+}
+#endif
+
 typedef struct {
     const char *name;
     int min_args; /* excluding the command name */
@@ -1059,6 +1182,13 @@ static const command_t commands[] = {
     {"sleep", 1, 1, "sleep MS", cmd_sleep},
     {"zap_start", 1, 3, "zap_start allow|deny|plain USER PASS|curve Z85KEY", cmd_zap_start},
     {"exit", 0, 0, "exit", cmd_exit},
+#ifdef ZMQ_BUILD_DRAFT_API
+    {"sendx", 4, 4, "sendx ID RID GROUP PART", cmd_sendx},
+    {"recvx", 2, 2, "recvx ID TIMEOUT_MS", cmd_recvx},
+    {"connectpeer", 2, 2, "connectpeer ID ENDPOINT", cmd_connectpeer},
+    {"join", 2, 2, "join ID GROUP", cmd_join},
+    {"leave", 2, 2, "leave ID GROUP", cmd_join},
+#endif
     {NULL, 0, 0, NULL, NULL},
 };
 

@@ -64,7 +64,7 @@ struct Cli {
     #[arg(long, value_name = "EP")]
     connect: Vec<String>,
 
-    /// Send each line of stdin as one message; REQ prints each reply. At end of input the
+    /// Send each line of stdin as one message; REQ and CLIENT print each reply. At end of input the
     /// socket is closed, flushing within --linger.
     #[arg(long)]
     send: bool,
@@ -86,7 +86,7 @@ struct Cli {
     #[arg(long, value_name = "PREFIX", allow_hyphen_values = true)]
     subscribe: Vec<OsString>,
 
-    /// REP/ROUTER with --recv: reply to each request with the request itself.
+    /// REP/ROUTER/SERVER with --recv: reply to each request with the request itself.
     #[arg(long)]
     echo: bool,
 
@@ -256,8 +256,9 @@ pub(crate) enum Command {
     Proxy(Box<ProxyConfig>),
 }
 
-/// The standard socket types, by their command-line names.
-const TYPES: [(&str, SocketType); 11] = [
+/// The socket types, by their command-line names: the standard ones, then the draft types
+/// that need no routing id to send (PEER does: use the library).
+const TYPES: [(&str, SocketType); 16] = [
     ("push", SocketType::Push),
     ("pull", SocketType::Pull),
     ("req", SocketType::Req),
@@ -269,6 +270,11 @@ const TYPES: [(&str, SocketType); 11] = [
     ("xpub", SocketType::XPub),
     ("xsub", SocketType::XSub),
     ("pair", SocketType::Pair),
+    ("client", SocketType::Client),
+    ("server", SocketType::Server),
+    ("scatter", SocketType::Scatter),
+    ("gather", SocketType::Gather),
+    ("channel", SocketType::Channel),
 ];
 
 fn usage(text: impl Into<String>) -> Failure {
@@ -353,7 +359,12 @@ fn check(cli: Cli) -> Result<Config, Failure> {
     let mode = if cli.send { Mode::Send } else { Mode::Recv };
     let lname = name.to_ascii_lowercase();
     match (mode, t) {
-        (Mode::Send, T::Pull | T::Sub) => {
+        (Mode::Send, T::Server) => {
+            return Err(usage(
+                "a server answers its clients: use --recv --echo (client --send sends to it)",
+            ))
+        }
+        (Mode::Send, T::Pull | T::Sub | T::Gather) => {
             return Err(usage(format!("a {lname} socket cannot send: use --recv")))
         }
         (Mode::Send, T::Rep) => {
@@ -361,7 +372,7 @@ fn check(cli: Cli) -> Result<Config, Failure> {
                 "a rep socket answers requests: use --recv --echo (req --send sends requests)",
             ))
         }
-        (Mode::Recv, T::Push | T::Pub) => {
+        (Mode::Recv, T::Push | T::Pub | T::Scatter) => {
             return Err(usage(format!(
                 "a {lname} socket cannot receive: use --send"
             )))
@@ -378,8 +389,10 @@ fn check(cli: Cli) -> Result<Config, Failure> {
         }
         _ => {}
     }
-    if cli.echo && !(mode == Mode::Recv && matches!(t, T::Rep | T::Router)) {
-        return Err(usage("--echo is for rep and router sockets with --recv"));
+    if cli.echo && !(mode == Mode::Recv && matches!(t, T::Rep | T::Router | T::Server)) {
+        return Err(usage(
+            "--echo is for rep, router and server sockets with --recv",
+        ));
     }
     if !cli.subscribe.is_empty() && !matches!(t, T::Sub | T::XSub) {
         return Err(usage("--subscribe is for sub and xsub sockets"));

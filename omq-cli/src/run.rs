@@ -140,7 +140,7 @@ async fn wait_connected<R: Runtime>(
     Vec::new()
 }
 
-/// `--send`: each line of stdin out as a message; a REQ prints each reply.
+/// `--send`: each line of stdin out as a message; a REQ or a CLIENT prints each reply.
 async fn send_lines<R: Runtime>(socket: &Socket<R>, config: &Config) -> Result<End, Failure> {
     let mut lines = stdin_lines(STDIN_AHEAD);
     let mut sent: u64 = 0;
@@ -154,7 +154,7 @@ async fn send_lines<R: Runtime>(socket: &Socket<R>, config: &Config) -> Result<E
             .await
             .map_err(|e| send_failure(e, config.timeout))?;
         sent += 1;
-        if config.socket_type == SocketType::Req {
+        if matches!(config.socket_type, SocketType::Req | SocketType::Client) {
             let reply = socket
                 .recv()
                 .await

@@ -277,6 +277,34 @@ fn req_rep_with_echo() {
 }
 
 #[test]
+fn client_server_with_echo() {
+    let ep = free_tcp();
+    let mut server = omq(&["server", "--bind", &ep, "--recv", "--echo", "-n", "2"]);
+    let mut client = omq(&["client", "--connect", &ep, "--send"]).input("one\ntwo\n");
+    assert_eq!(client.lines(2), ["one", "two"]);
+    assert_eq!(server.lines(2), ["one", "two"]);
+    client.success();
+    server.success();
+    // Single parts only: a line split into parts is refused with a clear error.
+    let (code, _, err) = run(
+        &["client", "--connect", &free_tcp(), "--send", "--delim", ","],
+        "a,b\n",
+    );
+    assert_ne!(code, 0);
+    assert!(err.contains("single-part"), "{err}");
+}
+
+#[test]
+fn scatter_gather_pipeline() {
+    let ep = ipc("scatter");
+    let mut gather = omq(&["gather", "--bind", &ep, "--recv", "-n", "3"]);
+    let mut scatter = omq(&["scatter", "--connect", &ep, "--send"]).input("1\n2\n3\n");
+    assert_eq!(gather.lines(3), ["1", "2", "3"]);
+    scatter.success();
+    gather.success();
+}
+
+#[test]
 fn router_echo_keeps_the_envelope() {
     let ep = free_tcp();
     let mut router = omq(&["router", "--bind", &ep, "--recv", "--echo", "-n", "2"]);

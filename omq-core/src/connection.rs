@@ -15,6 +15,7 @@ use crate::error::{SessionError, UsageError};
 use crate::pipe::{Command, Outbound, PipeId};
 use crate::session::{Session, SessionConfig, SessionEvent};
 use crate::socket::Socket;
+use crate::socket_type::SocketType;
 use crate::wire::command::Command as WireCommand;
 
 /// How many bytes a connection lets wait for the wire before it stops taking messages from
@@ -25,6 +26,11 @@ pub const MAX_QUEUED_TRANSMIT: usize = 256 * 1024;
 /// [`crate::session::SessionConfig::max_events`]): what one peer's read can make us hold
 /// beyond the socket's queues.
 pub const EVENT_BATCH: usize = 256;
+
+/// A STREAM message that asks to close the connection: no bytes at all.
+fn is_close(m: &crate::message::Message) -> bool {
+    m.parts().iter().all(|p| p.is_empty())
+}
 
 /// A socket's connection to one peer.
 #[derive(Debug)]
@@ -37,6 +43,14 @@ pub struct Connection {
     /// An error raised while delivering (an authentication refusal), reported by the next
     /// input call.
     failed: Option<SessionError>,
+    /// STREAM: the application sent an empty message; the connection ends once what came
+    /// before it is written.
+    close_requested: bool,
+    /// When the connection started: a raw (STREAM) connection is ready at once and says so
+    /// on the first [`Connection::pull`], before any byte has arrived.
+    started: Instant,
+    /// Whether the raw connection's readiness has been delivered.
+    announced: bool,
 }
 
 impl Connection {
@@ -47,6 +61,9 @@ impl Connection {
             session: Session::new(config, now),
             stash: VecDeque::new(),
             failed: None,
+            close_requested: false,
+            started: now,
+            announced: false,
         }
     }
 
@@ -170,7 +187,8 @@ impl Connection {
                         self.failed = Some(e);
                     }
                 }
-                SessionEvent::Join(_) | SessionEvent::Leave(_) => {}
+                SessionEvent::Join(g) => socket.handle_join(self.pipe, g),
+                SessionEvent::Leave(g) => socket.handle_leave(self.pipe, g),
             }
         }
     }
@@ -187,9 +205,24 @@ impl Connection {
         if !self.session.is_ready() {
             return Ok(());
         }
-        while self.session.queued_transmit() < MAX_QUEUED_TRANSMIT {
+        // A STREAM's connection is ready before any input: the socket hears of it here.
+        if self
+            .session
+            .peer()
+            .is_some_and(|p| p.socket_type == SocketType::Stream)
+            && !self.announced
+        {
+            self.announced = true;
+            self.deliver(socket, self.started);
+        }
+        while self.session.queued_transmit() < MAX_QUEUED_TRANSMIT && !self.close_requested {
             match socket.poll_transmit(self.pipe) {
                 None => break,
+                Some(Outbound::Message(m))
+                    if is_close(&m) && socket.socket_type() == SocketType::Stream =>
+                {
+                    self.close_requested = true;
+                }
                 Some(Outbound::Message(m)) => self.session.send_message(&m)?,
                 Some(Outbound::Command(c)) => match c {
                     Command::Subscribe(t) => self.session.send_subscribe(&t)?,
@@ -200,6 +233,13 @@ impl Connection {
             }
         }
         Ok(())
+    }
+
+    /// STREAM: the application asked to close this connection, and every byte queued before
+    /// that has left the session. The driver closes the connection once its own writes are
+    /// done too (the socket then hears of it as of any ended connection).
+    pub fn close_requested(&self) -> bool {
+        self.close_requested && self.session.queued_transmit() == 0
     }
 
     /// The next chunk to write.

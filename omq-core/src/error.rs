@@ -72,7 +72,7 @@ pub enum ProtocolError {
     #[error("security mechanism: {0}")]
     Mechanism(String),
     /// CURVE refused a handshake command or a traffic frame; the cause says which and why.
-    #[error("CURVE: {0}")]
+    #[error(transparent)]
     Curve(#[from] CurveError),
 }
 
@@ -203,7 +203,7 @@ pub enum ConfigError {
         len: usize,
     },
     /// A CURVE key given as malformed Z85 text.
-    #[error("CURVE key: {0}")]
+    #[error("a CURVE key that is not valid Z85")]
     Z85(#[from] crate::z85::Z85Error),
     /// A public key that is not the one the secret key derives.
     #[error("the CURVE public key does not belong to the secret key")]
@@ -269,7 +269,7 @@ impl fmt::Display for Timeout {
 #[non_exhaustive]
 pub enum SessionError {
     /// The peer misbehaved.
-    #[error("protocol error: {0}")]
+    #[error(transparent)]
     Protocol(#[from] ProtocolError),
     /// The two socket types cannot be connected (e.g. PUSH to PUB).
     #[error("incompatible socket types: {local} cannot talk to {peer}")]
@@ -292,13 +292,13 @@ pub enum SessionError {
         reason: String,
     },
     /// A local limit was exceeded.
-    #[error("limit exceeded: {0}")]
+    #[error(transparent)]
     Limit(#[from] LimitError),
     /// A timer ran out.
     #[error("timeout: {0}")]
     Timeout(Timeout),
     /// The session's configuration cannot work (found when it started).
-    #[error("configuration: {0}")]
+    #[error(transparent)]
     Config(#[from] ConfigError),
 }
 
@@ -473,5 +473,33 @@ mod tests {
             other.handshake_failure(),
             (EventKind::HandshakeFailedNoDetail, 0)
         );
+    }
+
+    /// An error chain printed link by link (as anyhow and eyre do) says each thing once: no
+    /// error's text ends with the text of the error its `source()` gives.
+    #[test]
+    fn display_never_repeats_the_source() {
+        let chains: Vec<Box<dyn std::error::Error>> = vec![
+            Box::new(SessionError::Protocol(ProtocolError::Curve(bad_length(
+                "HELLO",
+            )))),
+            Box::new(SessionError::Limit(LimitError::TooManyParts { max: 3 })),
+            Box::new(SessionError::Config(ConfigError::Z85(
+                crate::z85::Z85Error::TextLength(3),
+            ))),
+            Box::new(ProtocolError::Curve(bad_length("WELCOME"))),
+        ];
+        for e in chains {
+            let mut link: Option<&dyn std::error::Error> = Some(e.as_ref());
+            while let Some(err) = link {
+                if let Some(src) = err.source() {
+                    let (outer, inner) = (err.to_string(), src.to_string());
+                    assert!(!outer.ends_with(&inner), "{outer:?} repeats {inner:?}");
+                }
+                link = err.source();
+            }
+            // And the text still says what happened.
+            assert!(!e.to_string().is_empty());
+        }
     }
 }

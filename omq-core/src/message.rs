@@ -2,13 +2,16 @@
 //!
 //! A ZeroMQ message is a short list of parts (frames). Each part is either stored inline (small
 //! parts, copied out of the read buffer so that a queued small message never keeps a large read
-//! buffer alive) or held as a [`Bytes`] (larger parts; received ones are either copied into an
-//! allocation of their own or, when big, sliced out of the read buffer without a copy).
+//! buffer alive) or held as a [`Bytes`] (larger parts; received ones are copied into a shared
+//! arena or an allocation of their own or, when big, sliced out of the read buffer without a
+//! copy).
 //!
-//! The thresholds are chosen so that memory queued in a pipe is bounded by the messages' own
-//! sizes, never by the size of the buffers they were read into:
+//! Four tiers for received parts, chosen so that memory queued in a pipe is bounded by the
+//! messages' own sizes, never by the size of the buffers they were read into:
 //! - up to [`INLINE_CAP`] bytes: inline, no allocation at all (libzmq's "very small message" is 33
 //!   bytes for the same reason);
+//! - up to [`ARENA_PART_MAX`] bytes: copied into a shared arena of [`ARENA_SIZE`] bytes (one
+//!   allocation per arena, not per part);
 //! - up to [`SLICE_MIN`] bytes: one exact-size allocation (what libzmq does for every message
 //!   larger than its inline size);
 //! - from [`SLICE_MIN`] bytes up: a zero-copy slice of the read buffer. The driver sizes its read
@@ -227,12 +230,22 @@ impl From<&Bytes> for Part {
 /// READY properties, and later the authenticator's User-Id), shared by every message of that
 /// connection.
 ///
-/// Two messages are equal when their parts are; metadata is not compared.
+/// SERVER and PEER sockets (specs 41, 51) address peers by a number that travels beside the
+/// message, never on the wire: [`Message::routing_id`] says which peer a received message came
+/// from, and which peer a sent one goes to.
+///
+/// Two messages are equal when their parts are; metadata and routing id are not compared.
 #[derive(Clone, Default)]
 pub struct Message {
     parts: SmallVec<[Part; 2]>,
     metadata: Option<Arc<Metadata>>,
+    routing_id: Option<std::num::NonZeroU32>,
+    /// RADIO/DISH: boxed, so the other types pay one pointer for it.
+    group: Option<Box<Bytes>>,
 }
+
+/// The longest RADIO/DISH group, in bytes (libzmq's ZMQ_GROUP_MAX_LENGTH).
+pub const MAX_GROUP: usize = 255;
 
 impl Message {
     /// A message with no parts yet.
@@ -249,6 +262,8 @@ impl Message {
         Message {
             parts: parts.into_iter().map(Into::into).collect(),
             metadata: None,
+            routing_id: None,
+            group: None,
         }
     }
 
@@ -320,6 +335,43 @@ impl Message {
     /// Attaches connection metadata (done by the session for every received message).
     pub fn set_metadata(&mut self, metadata: Option<Arc<Metadata>>) {
         self.metadata = metadata;
+    }
+
+    /// SERVER, PEER: the peer a received message came from, or the one a message to send goes
+    /// to (libzmq's `zmq_msg_routing_id`). Never 0.
+    pub fn routing_id(&self) -> Option<u32> {
+        self.routing_id.map(std::num::NonZeroU32::get)
+    }
+
+    /// Sets (or, with 0, clears) the routing id (libzmq's `zmq_msg_set_routing_id`).
+    pub fn set_routing_id(&mut self, id: u32) {
+        self.routing_id = std::num::NonZeroU32::new(id);
+    }
+
+    /// The message addressed to the SERVER or PEER peer `id`.
+    #[must_use]
+    pub fn with_routing_id(mut self, id: u32) -> Self {
+        self.set_routing_id(id);
+        self
+    }
+
+    /// RADIO, DISH: the group a message is published to, or was received in (libzmq's
+    /// `zmq_msg_group`). At most [`MAX_GROUP`] bytes: RADIO refuses a longer one.
+    pub fn group(&self) -> Option<&[u8]> {
+        self.group.as_deref().map(|g| &g[..])
+    }
+
+    /// Sets the group (libzmq's `zmq_msg_set_group`); an empty one clears it.
+    pub fn set_group(&mut self, group: impl Into<Bytes>) {
+        let g: Bytes = group.into();
+        self.group = (!g.is_empty()).then(|| Box::new(g));
+    }
+
+    /// The message published to `group`.
+    #[must_use]
+    pub fn with_group(mut self, group: impl Into<Bytes>) -> Self {
+        self.set_group(group);
+        self
     }
 
     /// The parts, consumed, as an iterator.

@@ -1,6 +1,6 @@
 //! Monitor events, with libzmq's names, numbers and order (zmq_socket_monitor).
 //!
-//! Client side: [CONNECT_DELAYED], CONNECTED, HANDSHAKE_SUCCEEDED, then DISCONNECTED and
+//! Client side: (CONNECT_DELAYED), CONNECTED, HANDSHAKE_SUCCEEDED, then DISCONNECTED and
 //! CONNECT_RETRIED when the connection is lost. Server side: LISTENING, ACCEPTED,
 //! HANDSHAKE_SUCCEEDED, then DISCONNECTED, and CLOSED when the endpoint is unbound. A failed
 //! handshake gives HANDSHAKE_FAILED_* then DISCONNECTED. MONITOR_STOPPED ends the stream.

@@ -19,7 +19,9 @@ use crate::mechanism::{CurveKeyPair, CurvePublicKey, CurveSecretKey, MechanismCo
 use crate::socket_type::SocketType;
 use crate::wire::metadata::{is_valid_name, Metadata};
 
-/// The longest HEARTBEAT_TTL libzmq accepts (its deciseconds field holds 65535).
+/// The longest HEARTBEAT_TTL libzmq accepts, in milliseconds: truncated to deciseconds it is
+/// 65535, the most the PING's 16-bit TTL field holds. The one limit; the session's
+/// [`crate::session::MAX_HEARTBEAT_TTL`] is the same value.
 pub const MAX_HEARTBEAT_TTL_MS: u64 = 6_553_599;
 
 /// Option names, as libzmq spells them (without `ZMQ_`).
@@ -35,6 +37,11 @@ pub enum OptionName {
     RouterMandatory,
     RouterHandover,
     ProbeRouter,
+    RouterNotify,
+    HelloMsg,
+    DisconnectMsg,
+    HiccupMsg,
+    StreamNotify,
     ReqCorrelate,
     ReqRelaxed,
     Conflate,
@@ -88,6 +95,11 @@ impl OptionName {
             RouterMandatory => "ROUTER_MANDATORY",
             RouterHandover => "ROUTER_HANDOVER",
             ProbeRouter => "PROBE_ROUTER",
+            RouterNotify => "ROUTER_NOTIFY",
+            HelloMsg => "HELLO_MSG",
+            DisconnectMsg => "DISCONNECT_MSG",
+            HiccupMsg => "HICCUP_MSG",
+            StreamNotify => "STREAM_NOTIFY",
             ReqCorrelate => "REQ_CORRELATE",
             ReqRelaxed => "REQ_RELAXED",
             Conflate => "CONFLATE",
@@ -134,7 +146,18 @@ impl OptionName {
         use OptionName::*;
         use SocketType as T;
         match self {
-            ConnectRoutingId | RouterMandatory | RouterHandover => t == T::Router,
+            ConnectRoutingId => matches!(t, T::Router | T::Stream),
+            RouterMandatory | RouterHandover | RouterNotify => t == T::Router,
+            StreamNotify => t == T::Stream,
+            // libzmq: HELLO_MSG for the types that talk to one addressed peer per connection,
+            // DISCONNECT_MSG where the application can tell peers apart, HICCUP_MSG where
+            // a connecting pipe outlives its connection.
+            HelloMsg => matches!(t, T::Router | T::Dealer | T::Server | T::Client | T::Peer),
+            DisconnectMsg => matches!(t, T::Router | T::Server | T::Peer),
+            HiccupMsg => matches!(t, T::Dealer | T::Client | T::Peer),
+            // A PEER's connect_peer names the pipe it makes at once (libzmq refuses it with
+            // IMMEDIATE, where there is no pipe before the handshake).
+            Immediate => t != T::Peer,
             ProbeRouter => matches!(t, T::Router | T::Dealer | T::Req),
             ReqCorrelate | ReqRelaxed => t == T::Req,
             Conflate => matches!(t, T::Dealer | T::Pull | T::Push | T::Pub | T::Sub),
@@ -187,6 +210,35 @@ pub struct ReconnectStop {
     pub after_disconnect: bool,
 }
 
+/// Which connection changes a ROUTER reports to its application as an empty message from the
+/// peer (libzmq's ZMQ_ROUTER_NOTIFY flags: CONNECT 1, DISCONNECT 2). The application reads
+/// `[routing id]["" ]`; nothing goes on the wire. Not for inproc peers, as in libzmq.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RouterNotify {
+    /// After a peer's handshake.
+    pub connect: bool,
+    /// When a peer's connection ends (after what it sent before).
+    pub disconnect: bool,
+}
+
+impl RouterNotify {
+    /// libzmq's integer form (bit 1 CONNECT, bit 2 DISCONNECT); `None` for other bits.
+    pub fn from_bits(bits: i32) -> Option<Self> {
+        if bits & !3 != 0 {
+            return None;
+        }
+        Some(RouterNotify {
+            connect: bits & 1 != 0,
+            disconnect: bits & 2 != 0,
+        })
+    }
+
+    /// libzmq's integer form.
+    pub fn bits(self) -> i32 {
+        i32::from(self.connect) | (i32::from(self.disconnect) << 1)
+    }
+}
+
 /// One option change for a live socket.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -207,6 +259,17 @@ pub enum SocketOption {
     RouterHandover(bool),
     /// Send an empty message to each new peer (to let a ROUTER learn our id).
     ProbeRouter(bool),
+    /// ROUTER: tell the application about peers connecting and disconnecting.
+    RouterNotify(RouterNotify),
+    /// ROUTER, DEALER: a message sent first on every new connection (None or empty: none).
+    HelloMsg(Option<Bytes>),
+    /// ROUTER: a message received "from" a peer whose connection ended (None or empty: none).
+    DisconnectMsg(Option<Bytes>),
+    /// DEALER: a message received when a connection ends and will be redialled (None or
+    /// empty: none).
+    HiccupMsg(Option<Bytes>),
+    /// STREAM: report connections opening and ending as `[id][""]` (default on).
+    StreamNotify(bool),
     /// REQ: match replies to requests with a request id.
     ReqCorrelate(bool),
     /// REQ: allow a new request before the reply.
@@ -297,6 +360,11 @@ impl SocketOption {
             O::RouterMandatory(_) => OptionName::RouterMandatory,
             O::RouterHandover(_) => OptionName::RouterHandover,
             O::ProbeRouter(_) => OptionName::ProbeRouter,
+            O::RouterNotify(_) => OptionName::RouterNotify,
+            O::HelloMsg(_) => OptionName::HelloMsg,
+            O::DisconnectMsg(_) => OptionName::DisconnectMsg,
+            O::HiccupMsg(_) => OptionName::HiccupMsg,
+            O::StreamNotify(_) => OptionName::StreamNotify,
             O::ReqCorrelate(_) => OptionName::ReqCorrelate,
             O::ReqRelaxed(_) => OptionName::ReqRelaxed,
             O::Conflate(_) => OptionName::Conflate,
@@ -348,6 +416,11 @@ pub struct Options {
     pub(crate) router_mandatory: bool,
     pub(crate) router_handover: bool,
     pub(crate) probe_router: bool,
+    pub(crate) router_notify: RouterNotify,
+    pub(crate) hello_msg: Option<Bytes>,
+    pub(crate) disconnect_msg: Option<Bytes>,
+    pub(crate) hiccup_msg: Option<Bytes>,
+    pub(crate) stream_notify: bool,
     pub(crate) req_correlate: bool,
     pub(crate) req_relaxed: bool,
     pub(crate) conflate: bool,
@@ -393,6 +466,11 @@ impl Default for Options {
             router_mandatory: false,
             router_handover: false,
             probe_router: false,
+            router_notify: RouterNotify::default(),
+            hello_msg: None,
+            disconnect_msg: None,
+            hiccup_msg: None,
+            stream_notify: true,
             req_correlate: false,
             req_relaxed: false,
             conflate: false,
@@ -461,6 +539,21 @@ builder! {
     router_handover(bool) => RouterHandover;
     /// PROBE_ROUTER (ROUTER, DEALER, REQ): send an empty message to every new peer.
     probe_router(bool) => ProbeRouter;
+    /// ROUTER_NOTIFY (ROUTER): receive `[routing id][""]` when a peer connects and/or
+    /// disconnects (tcp and ipc peers; not inproc, as in libzmq).
+    router_notify(RouterNotify) => RouterNotify;
+    /// HELLO_MSG (ROUTER, DEALER): sent as the first message on every new connection, before
+    /// anything queued (None or empty: none).
+    hello_msg(Option<Bytes>) => HelloMsg;
+    /// DISCONNECT_MSG (ROUTER): received as `[routing id][msg]` when a peer's connection ends
+    /// (None or empty: none). Never sent on the wire.
+    disconnect_msg(Option<Bytes>) => DisconnectMsg;
+    /// HICCUP_MSG (DEALER): received when a connection of ours ends and will be redialled
+    /// (None or empty: none). Never sent on the wire.
+    hiccup_msg(Option<Bytes>) => HiccupMsg;
+    /// STREAM_NOTIFY (STREAM): receive `[id][""]` when a connection opens and when it ends.
+    /// On by default, as libzmq.
+    stream_notify(bool) => StreamNotify;
     /// REQ_CORRELATE (REQ): prefix requests with an id and accept only the matching reply.
     req_correlate(bool) => ReqCorrelate;
     /// REQ_RELAXED (REQ): allow a new request before the reply to the last one.
@@ -703,6 +796,12 @@ impl Options {
             O::RouterMandatory(v) => self.router_mandatory = v,
             O::RouterHandover(v) => self.router_handover = v,
             O::ProbeRouter(v) => self.probe_router = v,
+            O::RouterNotify(v) => self.router_notify = v,
+            // libzmq: an empty value turns the message off.
+            O::HelloMsg(v) => self.hello_msg = v.filter(|m| !m.is_empty()),
+            O::DisconnectMsg(v) => self.disconnect_msg = v.filter(|m| !m.is_empty()),
+            O::HiccupMsg(v) => self.hiccup_msg = v.filter(|m| !m.is_empty()),
+            O::StreamNotify(v) => self.stream_notify = v,
             O::ReqCorrelate(v) => self.req_correlate = v,
             O::ReqRelaxed(v) => self.req_relaxed = v,
             O::Conflate(v) => self.conflate = v,

@@ -43,8 +43,10 @@ pub const DEFAULT_MAX_PARTS: usize = 1 << 16;
 /// The longest Identity a peer may announce (spec 23: `identity = 0*255OCTET`).
 pub const MAX_IDENTITY: usize = 255;
 
-/// The longest heartbeat TTL the wire can carry (a 16-bit count of deciseconds).
-pub const MAX_HEARTBEAT_TTL: Duration = Duration::from_millis(6_553_500);
+/// The longest heartbeat TTL a session announces: the HEARTBEAT_TTL option's limit
+/// ([`crate::options::MAX_HEARTBEAT_TTL_MS`], as libzmq's), which the wire's 16-bit count of
+/// deciseconds carries as 65535 (milliseconds are truncated to deciseconds, as libzmq does).
+pub const MAX_HEARTBEAT_TTL: Duration = Duration::from_millis(crate::options::MAX_HEARTBEAT_TTL_MS);
 
 /// How a session behaves. Built by the socket from its options.
 #[derive(Debug, Clone)]
@@ -225,13 +227,14 @@ impl Session {
                 Some(SessionError::from(e)),
             ),
         };
+        let raw = config.socket_type == SocketType::Stream;
         let mut tx = TxQueue::with_staging(crate::wire::tx::HANDSHAKE_STAGING);
         let mut timers = Timers::default();
-        if error.is_none() {
+        if error.is_none() && !raw {
             tx.push_raw(&our_greeting.encode()[..SIGNATURE_LEN]);
             timers.handshake = config.handshake_ivl.map(|d| now + d);
         }
-        Session {
+        let mut session = Session {
             local: LocalProperties {
                 socket_type: config.socket_type,
                 routing_id: config.routing_id.clone(),
@@ -257,7 +260,37 @@ impl Session {
             error,
             timers,
             pong_mark: 0,
+        };
+        if raw && session.error.is_none() {
+            session.start_raw();
         }
+        session
+    }
+
+    /// STREAM: no greeting, no handshake, no heartbeats. The connection is ready at once;
+    /// bytes in become one-part messages as they arrive, parts out go as their bytes.
+    fn start_raw(&mut self) {
+        let mut props = Metadata::new();
+        if let Some(addr) = &self.config.peer_address {
+            props.insert(
+                metadata::PEER_ADDRESS,
+                Bytes::copy_from_slice(addr.as_bytes()),
+            );
+        }
+        self.peer = Some(PeerInfo {
+            socket_type: SocketType::Stream,
+            routing_id: None,
+            properties: Arc::new(props),
+            zmtp_minor: 0,
+        });
+        self.phase = Phase::Ready;
+        self.tx.set_staging(crate::wire::tx::STAGING);
+        self.events.push_back(SessionEvent::HandshakeSucceeded);
+    }
+
+    /// Whether this is a STREAM's raw connection.
+    fn is_raw(&self) -> bool {
+        self.config.socket_type == SocketType::Stream
     }
 
     /// Feeds received bytes. Complete frames are taken off the front of `buf`; an incomplete
@@ -274,6 +307,16 @@ impl Session {
     }
 
     fn process_input(&mut self, buf: &mut BytesMut, now: Instant) -> Result<(), SessionError> {
+        if self.is_raw() {
+            // What arrived is the message: never more than one read's worth, never sized by
+            // a claim.
+            if !buf.is_empty() {
+                let data = buf.split().freeze();
+                self.events
+                    .push_back(SessionEvent::Message(Message::from(Part::from(data))));
+            }
+            return Ok(());
+        }
         if self.phase == Phase::Greeting {
             self.read_greeting(buf)?;
             if self.phase == Phase::Greeting {
@@ -571,6 +614,12 @@ impl Session {
     /// Queues a message for the peer. All its parts go out together.
     pub fn send_message(&mut self, msg: &Message) -> Result<(), UsageError> {
         self.check_ready()?;
+        if self.is_raw() {
+            for part in msg.parts() {
+                self.tx.push_raw(part);
+            }
+            return Ok(());
+        }
         let parts = msg.parts();
         let Some(last) = parts.len().checked_sub(1) else {
             return Err(UsageError::EmptyMessage);
@@ -660,6 +709,13 @@ impl Session {
     /// and a connection that has not finished its handshake reads in small steps, so a
     /// thousand stalled handshakes hold a few hundred bytes each.
     pub fn read_hint(&self, buffered: &[u8]) -> usize {
+        if self.is_raw() {
+            return if self.phase == Phase::Failed {
+                0
+            } else {
+                READ_BATCH / 4
+            };
+        }
         let (least, wanted) = match self.phase {
             Phase::Greeting => return HANDSHAKE_READ,
             Phase::Handshake => (HANDSHAKE_READ, self.decoder.bytes_wanted(buffered)),

@@ -517,6 +517,11 @@ impl Net {
                 }
                 Self::send_on_link(c, side, chunk, now, &mut self.rng);
             }
+            // STREAM: closed on request once everything before it is on the other side.
+            if c.sides[side].conn.close_requested() && c.links[side].is_empty() {
+                self.fail(id, side, CloseReason::Eof);
+                return true;
+            }
         }
         // Deliveries.
         for from in 0..2 {

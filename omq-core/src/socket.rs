@@ -28,6 +28,7 @@ use crate::rng::SplitMix64;
 use crate::routing::FairQueue;
 use crate::session::{PeerInfo, SessionConfig};
 use crate::socket_type::SocketType;
+use crate::trace;
 
 /// Most monitor events kept unread; later ones are counted ([`Socket::monitor_dropped`]) and
 /// dropped. libzmq's monitor is a PAIR socket whose default SNDHWM is 1,000; we keep more, since
@@ -75,6 +76,37 @@ pub enum CloseReason {
     Session(SessionError),
 }
 
+impl std::fmt::Display for CloseReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CloseReason::Eof => f.write_str("the peer closed the connection"),
+            CloseReason::Io(kind) => write!(f, "transport error: {kind}"),
+            CloseReason::Session(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// Why a message does not fit the socket it was sent on (libzmq's EINVAL).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MessageError {
+    /// A message needs at least one part.
+    #[error("a message needs at least one part")]
+    Empty,
+    /// ROUTER: the first part is the routing id, then the body.
+    #[error("a ROUTER message starts with a routing id part, then the body")]
+    NoRoutingId,
+    /// CLIENT, SERVER, SCATTER, GATHER, CHANNEL, PEER, RADIO, DISH: one part per message.
+    #[error("this socket type sends single-part messages only")]
+    Multipart,
+    /// RADIO: every message goes to a group.
+    #[error("a RADIO message needs a group (Message::with_group)")]
+    NoGroup,
+    /// RADIO: a group is at most 255 bytes.
+    #[error("a group is at most 255 bytes")]
+    GroupTooLong,
+}
+
 /// A send could not happen. The message comes back so the caller can retry without a copy.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -93,7 +125,7 @@ pub enum SendError {
     NotSupported(Message),
     /// The message does not fit the socket type (a ROUTER message without a routing id part).
     #[error("invalid message for this socket type: {1}")]
-    InvalidMessage(Message, &'static str),
+    InvalidMessage(Message, MessageError),
     /// The socket has been closed.
     #[error("the socket is closed")]
     Closed(Message),
@@ -153,6 +185,18 @@ pub enum SocketError {
     /// The socket is closed.
     #[error("the socket is closed")]
     Closed,
+    /// DISH: a group longer than 255 bytes, joined twice, or left without being joined
+    /// (libzmq's EINVAL).
+    #[error("group: {0}")]
+    Group(&'static str),
+    /// The operation is for other socket types (`connect_peer` on anything but PEER).
+    #[error("{operation} is not for a {socket_type} socket")]
+    WrongType {
+        /// The operation.
+        operation: &'static str,
+        /// This socket's type.
+        socket_type: SocketType,
+    },
 }
 
 #[derive(Debug)]
@@ -256,15 +300,25 @@ impl Socket {
     }
 
     fn event(&mut self, kind: EventKind, value: i64, endpoint: String) {
+        if self.monitor.is_none() && !trace::LIFECYCLE {
+            return;
+        }
+        self.emit(MonitorEvent::new(kind, value, endpoint));
+    }
+
+    /// Traces an event (with the `tracing` feature) and queues it for the monitor, if any.
+    fn emit(&mut self, e: MonitorEvent) {
+        #[cfg(feature = "tracing")]
+        trace::lifecycle(self.socket_type, &e);
         if let Some(q) = &mut self.monitor {
             // A monitor nobody reads must not grow without bound (peers that connect and
             // leave in a loop produce events forever): past the cap, new events are counted
             // and dropped, except MONITOR_STOPPED, which always ends the stream.
-            if q.len() >= MONITOR_QUEUE_MAX && kind != EventKind::MonitorStopped {
+            if q.len() >= MONITOR_QUEUE_MAX && e.kind != EventKind::MonitorStopped {
                 self.monitor_dropped += 1;
                 return;
             }
-            q.push_back(MonitorEvent::new(kind, value, endpoint));
+            q.push_back(e);
         }
     }
 
@@ -277,11 +331,7 @@ impl Socket {
         pipe: PipeId,
         cause: Option<&CloseReason>,
     ) {
-        let Some(q) = &self.monitor else {
-            return;
-        };
-        if q.len() >= MONITOR_QUEUE_MAX {
-            self.monitor_dropped += 1;
+        if self.monitor.is_none() && !trace::LIFECYCLE {
             return;
         }
         let mut e = MonitorEvent::new(kind, value, self.endpoint_of(pipe));
@@ -298,9 +348,7 @@ impl Socket {
                 socket_type: info.socket_type,
             });
         e.cause = cause.cloned();
-        if let Some(q) = &mut self.monitor {
-            q.push_back(e);
-        }
+        self.emit(e);
     }
 
     /// Monitor events waiting to be read; None when monitoring is off.
@@ -405,6 +453,24 @@ impl Socket {
         }));
         self.dial(self.connects.len() - 1, now);
         Ok(ep)
+    }
+
+    /// PEER: connects as [`Socket::connect`] does and returns the number of the peer it dials
+    /// (libzmq's `zmq_connect_peer`): messages to it carry that routing id, and messages from
+    /// it arrive with it, across reconnections too.
+    pub fn connect_peer(&mut self, endpoint: &str, now: Instant) -> Result<u32, SocketError> {
+        if self.socket_type != SocketType::Peer {
+            return Err(SocketError::WrongType {
+                operation: "connect_peer",
+                socket_type: self.socket_type,
+            });
+        }
+        self.connect(endpoint, now)?;
+        let pipe = self.connects.last().and_then(|c| c.as_ref()?.pipe);
+        pipe.and_then(|p| self.pipes.get(p))
+            .and_then(|p| p.routing_id.as_deref())
+            .and_then(crate::pattern::peer_number)
+            .ok_or(SocketError::Closed)
     }
 
     /// Stops connecting to `endpoint` and drops its pipe with whatever is queued in it.
@@ -547,7 +613,47 @@ impl Socket {
         }
         let (pattern, mut ctx) = self.split();
         pattern.handle_ready(&mut ctx, pipe);
-        ctx.request_flush(pipe);
+        // HELLO_MSG goes first on every connection, before PROBE_ROUTER's message and
+        // whatever waited for the peer (libzmq's hello_msg_session_t).
+        if let Some(hello) = self.options.hello_msg.clone() {
+            if let Some(p) = self.pipes.get_mut(pipe) {
+                p.out.push_front(Message::from(Part::from(hello)));
+            }
+        }
+        if self.notifies_connect() && !self.is_inproc(pipe) {
+            self.notice(pipe, Bytes::new());
+        }
+        self.ctx().request_flush(pipe);
+    }
+
+    /// ROUTER_NOTIFY's CONNECT bit, or a STREAM with STREAM_NOTIFY.
+    fn notifies_connect(&self) -> bool {
+        self.options.router_notify.connect
+            || (self.socket_type == SocketType::Stream && self.options.stream_notify)
+    }
+
+    /// ROUTER_NOTIFY's DISCONNECT bit, or a STREAM with STREAM_NOTIFY.
+    fn notifies_disconnect(&self) -> bool {
+        self.options.router_notify.disconnect
+            || (self.socket_type == SocketType::Stream && self.options.stream_notify)
+    }
+
+    /// Whether `pipe` is an in-process link (ROUTER_NOTIFY leaves those out, as libzmq).
+    fn is_inproc(&self, pipe: PipeId) -> bool {
+        self.endpoint_of(pipe).starts_with("inproc://")
+    }
+
+    /// A message the socket itself puts in `pipe`'s incoming queue as if its peer had sent it
+    /// (ROUTER_NOTIFY, DISCONNECT_MSG, HICCUP_MSG): past RCVHWM, as libzmq's, since it is
+    /// one per connection change. Nothing once the socket is closed: nobody reads it.
+    fn notice(&mut self, pipe: PipeId, body: Bytes) {
+        if self.closed {
+            return;
+        }
+        if let Some(p) = self.pipes.get_mut(pipe) {
+            p.inbound.push_back(Message::from(Part::from(body)));
+            self.fq.notify(&mut self.pipes, pipe);
+        }
     }
 
     /// A whole message arrived on `pipe`. `Err` gives it back when the pipe's incoming queue is
@@ -592,6 +698,46 @@ impl Socket {
     pub fn subscription_room(&mut self, pipe: PipeId) -> bool {
         let (pattern, mut ctx) = self.split();
         pattern.subscription_room(&mut ctx, pipe)
+    }
+
+    /// RADIO: the DISH on `pipe` joined `group`.
+    pub fn handle_join(&mut self, pipe: PipeId, group: Bytes) {
+        self.handle_subscription(pipe, &group, true);
+    }
+
+    /// RADIO: the DISH on `pipe` left `group`.
+    pub fn handle_leave(&mut self, pipe: PipeId, group: Bytes) {
+        self.handle_subscription(pipe, &group, false);
+    }
+
+    /// DISH: joins a group (libzmq's `zmq_join`): messages a RADIO sends to it arrive.
+    pub fn join(&mut self, group: &[u8]) -> Result<(), SocketError> {
+        self.change_group(group, true)
+    }
+
+    /// DISH: leaves a group (libzmq's `zmq_leave`).
+    pub fn leave(&mut self, group: &[u8]) -> Result<(), SocketError> {
+        self.change_group(group, false)
+    }
+
+    fn change_group(&mut self, group: &[u8], on: bool) -> Result<(), SocketError> {
+        let socket_type = self.socket_type;
+        let (pattern, mut ctx) = self.split();
+        match pattern.join(&mut ctx, group, on) {
+            None => Err(SocketError::WrongType {
+                operation: if on { "join" } else { "leave" },
+                socket_type,
+            }),
+            Some(Ok(())) => Ok(()),
+            Some(Err(crate::pattern::GroupError::TooLong)) => {
+                Err(SocketError::Group("at most 255 bytes"))
+            }
+            Some(Err(crate::pattern::GroupError::NotChanged)) => Err(SocketError::Group(if on {
+                "already joined"
+            } else {
+                "not joined"
+            })),
+        }
     }
 
     /// The peer on `pipe` cancelled a subscription.
@@ -653,6 +799,15 @@ impl Socket {
         if matches!(state, PipeState::Handshaking | PipeState::Active) {
             self.pipe_event(EventKind::Disconnected, 0, pipe, Some(reason));
         }
+        // A ROUTER hears about a peer that left after what that peer sent before.
+        if state == PipeState::Active {
+            if self.notifies_disconnect() && !self.is_inproc(pipe) {
+                self.notice(pipe, Bytes::new());
+            }
+            if let Some(msg) = self.options.disconnect_msg.clone() {
+                self.notice(pipe, msg);
+            }
+        }
         let origin = self.pipes.get(pipe).map(|p| p.origin.clone());
         match origin {
             Some(Origin::Accept(_)) => self.drop_pipe(pipe, false),
@@ -666,6 +821,14 @@ impl Socket {
                         p.state = PipeState::Disconnected;
                         p.flush_requested = false;
                         p.read_paused = false;
+                    }
+                    // HICCUP_MSG: the pipe outlives its connection and will be redialled
+                    // (libzmq's session_base_t::reconnect, after any connection that
+                    // reached the handshake).
+                    if let Some(msg) = self.options.hiccup_msg.clone() {
+                        if matches!(state, PipeState::Handshaking | PipeState::Active) {
+                            self.notice(pipe, msg);
+                        }
                     }
                 } else {
                     self.drop_pipe(pipe, false);
@@ -822,13 +985,19 @@ impl Socket {
             return Err(SendError::Closed(msg));
         }
         if msg.is_empty() {
-            return Err(SendError::InvalidMessage(
-                msg,
-                "a message needs at least one part",
-            ));
+            return Err(SendError::InvalidMessage(msg, MessageError::Empty));
         }
         let (pattern, mut ctx) = self.split();
-        pattern.send(&mut ctx, msg)
+        let r = pattern.send(&mut ctx, msg);
+        #[cfg(feature = "tracing")]
+        if matches!(r, Err(SendError::WouldBlock(_))) {
+            tracing::debug!(
+                target: "omq::hwm",
+                socket = %self.socket_type,
+                "send would block: no peer has room (SNDHWM reached, or no peer yet)"
+            );
+        }
+        r
     }
 
     /// Receives a message, or says why there is none now. Never waits.

@@ -44,11 +44,13 @@ pub enum SocketType {
     Peer,
     /// Draft: single-part PAIR (spec 52).
     Channel,
+    /// Raw TCP: no ZMTP at all; each peer's bytes arrive behind a generated routing id.
+    Stream,
 }
 
 impl SocketType {
     /// Every socket type, for tests and tables.
-    pub const ALL: [SocketType; 19] = [
+    pub const ALL: [SocketType; 20] = [
         SocketType::Pair,
         SocketType::Pub,
         SocketType::Sub,
@@ -68,6 +70,7 @@ impl SocketType {
         SocketType::Gather,
         SocketType::Peer,
         SocketType::Channel,
+        SocketType::Stream,
     ];
 
     /// The name sent in the READY command's Socket-Type property.
@@ -92,6 +95,7 @@ impl SocketType {
             SocketType::Gather => "GATHER",
             SocketType::Peer => "PEER",
             SocketType::Channel => "CHANNEL",
+            SocketType::Stream => "STREAM",
         }
     }
 
@@ -124,6 +128,8 @@ impl SocketType {
             Gather => peer == Scatter,
             Peer => peer == Peer,
             Channel => peer == Channel,
+            // A STREAM speaks no ZMTP: no ZMTP peer is one.
+            Stream => false,
         }
     }
 
@@ -179,7 +185,8 @@ mod tests {
         assert_eq!(SocketType::from_name(b"push"), None);
         assert_eq!("push".parse::<SocketType>(), Ok(SocketType::Push));
         assert_eq!("XPub".parse::<SocketType>(), Ok(SocketType::XPub));
-        assert!("stream".parse::<SocketType>().is_err());
+        assert_eq!("stream".parse::<SocketType>(), Ok(SocketType::Stream));
+        assert!("streamer".parse::<SocketType>().is_err());
     }
 
     #[test]

@@ -4,7 +4,7 @@ use std::io;
 
 use omq_core::endpoint::EndpointError;
 use omq_core::options::OptionError;
-use omq_core::{Message, RecvError, SendError, SocketError};
+use omq_core::{Message, MessageError, RecvError, SendError, SocketError, SocketType};
 
 /// What went wrong with a socket operation.
 #[derive(Debug, thiserror::Error)]
@@ -25,7 +25,7 @@ pub enum Error {
     HostUnreachable,
     /// The message does not fit the socket type.
     #[error("invalid message: {0}")]
-    InvalidMessage(&'static str),
+    InvalidMessage(MessageError),
     /// A malformed endpoint or an unsupported transport.
     #[error(transparent)]
     Endpoint(#[from] EndpointError),
@@ -41,9 +41,17 @@ pub enum Error {
     /// `close` gave up when LINGER ran out, with messages still unsent.
     #[error("linger expired with messages still unsent")]
     LingerExpired,
-    /// The operating system refused (bind: address in use, permission...).
+    /// A socket type omq does not implement (yet).
+    #[error("socket type {0} is not supported")]
+    UnsupportedType(SocketType),
+    /// The operating system refused (bind: address in use, permission...). The `io::Error`
+    /// is the one the OS gave, with its error code.
     #[error(transparent)]
     Io(#[from] io::Error),
+    /// A socket error this version of the driver has no variant of its own for (the core's
+    /// error enums are non-exhaustive), kept whole as the source.
+    #[error(transparent)]
+    Socket(SocketError),
 }
 
 impl From<SocketError> for Error {
@@ -53,7 +61,9 @@ impl From<SocketError> for Error {
             SocketError::Endpoint(e) => Error::Endpoint(e),
             SocketError::NotBound(s) | SocketError::NotConnected(s) => Error::NotInUse(s),
             SocketError::Closed => Error::Closed,
-            other => Error::Io(io::Error::other(other.to_string())),
+            SocketError::UnsupportedType(t) => Error::UnsupportedType(t),
+            SocketError::WrongType { .. } => Error::NotSupported,
+            other => Error::Socket(other),
         }
     }
 }
@@ -64,6 +74,8 @@ impl From<RecvError> for Error {
             RecvError::WouldBlock => Error::WouldBlock,
             RecvError::InvalidState => Error::InvalidState,
             RecvError::Closed => Error::Closed,
+            RecvError::NotSupported => Error::NotSupported,
+            // A future core variant: the closest libzmq meaning of a receive that cannot be.
             _ => Error::NotSupported,
         }
     }
@@ -79,6 +91,7 @@ impl Error {
             SendError::NotSupported(m) => (Error::NotSupported, m),
             SendError::InvalidMessage(m, why) => (Error::InvalidMessage(why), m),
             SendError::Closed(m) => (Error::Closed, m),
+            // A future core variant: say what it was, and give the message back.
             other => {
                 let text = other.to_string();
                 (Error::Io(io::Error::other(text)), other.into_message())
@@ -87,19 +100,30 @@ impl Error {
     }
 }
 
-impl From<Error> for io::Error {
-    fn from(e: Error) -> io::Error {
-        let kind = match &e {
+impl Error {
+    /// The `io::ErrorKind` closest to this error.
+    pub fn io_kind(&self) -> io::ErrorKind {
+        match self {
             Error::WouldBlock => io::ErrorKind::WouldBlock,
             Error::InvalidState | Error::InvalidMessage(_) => io::ErrorKind::InvalidInput,
-            Error::NotSupported => io::ErrorKind::Unsupported,
+            Error::NotSupported | Error::UnsupportedType(_) => io::ErrorKind::Unsupported,
             Error::HostUnreachable => io::ErrorKind::HostUnreachable,
             Error::Endpoint(_) | Error::Option(_) => io::ErrorKind::InvalidInput,
             Error::NotInUse(_) => io::ErrorKind::NotFound,
             Error::Closed => io::ErrorKind::NotConnected,
             Error::LingerExpired => io::ErrorKind::TimedOut,
-            Error::Io(e) => return io::Error::new(e.kind(), e.to_string()),
-        };
-        io::Error::new(kind, e)
+            Error::Io(e) => e.kind(),
+            Error::Socket(_) => io::ErrorKind::Other,
+        }
+    }
+}
+
+impl From<Error> for io::Error {
+    fn from(e: Error) -> io::Error {
+        match e {
+            // The OS's own error goes out as it came in, with its raw error code.
+            Error::Io(io) => io,
+            other => io::Error::new(other.io_kind(), other),
+        }
     }
 }

@@ -265,6 +265,10 @@ impl Link {
                             st.core.handle_subscribe(dst_pipe, t)
                         }
                         Outbound::Command(Command::Cancel(t)) => st.core.handle_cancel(dst_pipe, t),
+                        Outbound::Command(Command::Join(g)) => st.core.handle_join(dst_pipe, g),
+                        Outbound::Command(Command::Leave(g)) => st.core.handle_leave(dst_pipe, g),
+                        // Outbound and Command are non-exhaustive: a later kind has no
+                        // meaning between two in-process sockets of this version.
                         _ => {}
                     }
                 }

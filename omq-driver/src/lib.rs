@@ -29,10 +29,10 @@ pub use tasks::{close_orphans, Task};
 pub use omq_core::mechanism::{
     generate_keypair, Credentials, CurveKeyPair, CurvePublicKey, CurveSecretKey, MechanismConfig,
 };
-pub use omq_core::options::ReconnectStop;
+pub use omq_core::options::{ReconnectStop, RouterNotify};
 pub use omq_core::{
     AuthReply, AuthRequest, Authenticator, CloseReason, CurveAllowList, Endpoint, EventKind,
-    EventPeer, Message, MonitorEvent, Options, Part, SocketOption, SocketType,
+    EventPeer, Message, MessageError, MonitorEvent, Options, Part, SocketOption, SocketType,
 };
 
 /// The OS random generator, for [`generate_keypair`] and [`CurveSecretKey::generate`].

@@ -67,6 +67,9 @@ pub struct Shared {
     /// code holding only a `Shared` (an inproc peer on another backend, say) starts them on
     /// the right runtime.
     starter: fn(&Arc<Shared>, Start),
+    /// The socket's span (`tracing` feature): the parent of its connections' spans.
+    #[cfg(feature = "tracing")]
+    pub(crate) span: tracing::Span,
 }
 
 /// The core and the registry, behind [`Shared::state`].
@@ -149,6 +152,12 @@ pub fn start_on<R: Runtime>(shared: &Arc<Shared>, start: Start) {
 impl Shared {
     /// A shared state around a core socket whose tasks run on `R`.
     pub fn new<R: Runtime>(core: Core) -> Arc<Shared> {
+        #[cfg(feature = "tracing")]
+        let span = {
+            static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+            let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            tracing::info_span!("omq.socket", socket = %core.socket_type(), n)
+        };
         Arc::new(Shared {
             state: Mutex::new(State {
                 core,
@@ -173,6 +182,8 @@ impl Shared {
             timer: Signal::default(),
             keeper: Signal::default(),
             starter: start_on::<R>,
+            #[cfg(feature = "tracing")]
+            span,
         })
     }
 
@@ -193,8 +204,8 @@ impl Shared {
     /// Closes the socket at once, without waiting and without a runtime: used when the last
     /// handle is dropped and no keeper task is left to close it in the background (the
     /// runtime is gone, or the socket never bound or connected). Stops every task that may
-    /// still run, lets go of in-process links, and reports (a `WARN` through `tracing`) what
-    /// LINGER promised but nobody is left to send. Does nothing on a socket already stopped.
+    /// still run, lets go of in-process links, and reports (a `WARN` through `tracing`, with
+    /// the `tracing` feature) what LINGER promised but nobody is left to send. Does nothing on a socket already stopped.
     pub fn close_now(self: &Arc<Self>) {
         let _ = self.stop_now();
     }
@@ -203,6 +214,7 @@ impl Shared {
     pub(crate) fn stop_now(self: &Arc<Self>) -> Vec<Arc<Signal>> {
         self.closing
             .store(true, std::sync::atomic::Ordering::Release);
+        #[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
         let (owed, linger, listeners) = {
             let mut st = self.lock();
             if st.stopped {
@@ -230,6 +242,7 @@ impl Shared {
         self.timer.raise(CLOSE);
         self.keeper.raise(CLOSE);
         crate::inproc::release_all(self);
+        #[cfg(feature = "tracing")]
         if owed && linger != Some(std::time::Duration::ZERO) {
             tracing::warn!(
                 ?linger,

@@ -191,7 +191,15 @@ impl<R: Runtime> Socket<R> {
     /// Binds to an endpoint and returns it as bound (`tcp://127.0.0.1:0` comes back with its
     /// real port).
     pub async fn bind(&self, endpoint: impl AsEndpoint) -> Result<Endpoint, Error> {
-        let endpoint = &*endpoint.as_endpoint();
+        let endpoint = endpoint.as_endpoint();
+        let bind = self.bind_text(&endpoint);
+        // LISTENING / BIND_FAILED are reported inside the socket's span.
+        #[cfg(feature = "tracing")]
+        let bind = tracing::Instrument::instrument(bind, self.shared().span.clone());
+        bind.await
+    }
+
+    async fn bind_text(&self, endpoint: &str) -> Result<Endpoint, Error> {
         self.start_keeper();
         let ep = self.shared().lock().core.bind(endpoint)?;
         if let Endpoint::Inproc(name) = &ep {
@@ -266,6 +274,35 @@ impl<R: Runtime> Socket<R> {
         self.start_keeper();
         let mut st = self.shared().lock();
         st.core.connect(endpoint, R::now())?;
+        self.shared().finish(st);
+        Ok(())
+    }
+
+    /// PEER: connects (as [`Socket::connect`]) and returns the routing id of the peer it
+    /// dials, as libzmq's `zmq_connect_peer`: send to it with
+    /// [`Message::with_routing_id`]; its messages arrive with that id.
+    pub async fn connect_peer(&self, endpoint: impl AsEndpoint) -> Result<u32, Error> {
+        let endpoint = &*endpoint.as_endpoint();
+        let _: Endpoint = endpoint.parse()?;
+        self.start_keeper();
+        let mut st = self.shared().lock();
+        let id = st.core.connect_peer(endpoint, R::now())?;
+        self.shared().finish(st);
+        Ok(id)
+    }
+
+    /// DISH: joins a group (libzmq's `zmq_join`); every RADIO peer is told.
+    pub fn join(&self, group: impl AsRef<[u8]>) -> Result<(), Error> {
+        let mut st = self.shared().lock();
+        st.core.join(group.as_ref())?;
+        self.shared().finish(st);
+        Ok(())
+    }
+
+    /// DISH: leaves a group (libzmq's `zmq_leave`).
+    pub fn leave(&self, group: impl AsRef<[u8]>) -> Result<(), Error> {
+        let mut st = self.shared().lock();
+        st.core.leave(group.as_ref())?;
         self.shared().finish(st);
         Ok(())
     }

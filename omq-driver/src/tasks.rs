@@ -45,12 +45,48 @@ pub enum Task<R: Runtime> {
 impl<R: Runtime> Task<R> {
     /// Runs the task to completion.
     pub async fn run(self) {
+        #[cfg(feature = "tracing")]
+        let span = self.span();
+        let run = async move {
+            match self {
+                Task::Dial(t) => t.run::<R>().await,
+                Task::Connection(t) => t.run().await,
+                Task::Listener(t) => t.run().await,
+                Task::Timer(t) => t.run::<R>().await,
+                Task::Close(t) => t.run::<R>().await,
+            }
+        };
+        #[cfg(feature = "tracing")]
+        let run = tracing::Instrument::instrument(run, span);
+        run.await
+    }
+
+    /// The span the task runs in: one per connection (dialled or accepted) and per listener,
+    /// under its socket's span; what the core reports from within (handshake, disconnect,
+    /// reconnection) carries it.
+    #[cfg(feature = "tracing")]
+    fn span(&self) -> tracing::Span {
         match self {
-            Task::Dial(t) => t.run::<R>().await,
-            Task::Connection(t) => t.run().await,
-            Task::Listener(t) => t.run().await,
-            Task::Timer(t) => t.run::<R>().await,
-            Task::Close(t) => t.run::<R>().await,
+            Task::Dial(t) => tracing::info_span!(
+                parent: &t.shared.span,
+                "omq.connection",
+                endpoint = %t.endpoint,
+                pipe = ?t.pipe,
+                mechanism = ?t.shared.lock().core.options().get_mechanism().name(),
+                peer_address = tracing::field::Empty,
+            ),
+            Task::Connection(t) => tracing::info_span!(
+                parent: &t.shared.span,
+                "omq.connection",
+                pipe = ?t.pipe,
+                mechanism = ?t.config.mechanism.name(),
+                peer_address = tracing::field::Empty,
+            ),
+            Task::Listener(t) => {
+                tracing::info_span!(parent: &t.shared.span, "omq.listener", endpoint = %t.endpoint)
+            }
+            Task::Timer(t) => t.shared.span.clone(),
+            Task::Close(t) => t.keeper.shared.span.clone(),
         }
     }
 }
@@ -272,6 +308,10 @@ impl<R: Runtime> ConnectionTask<R> {
         // draws its own).
         config.entropy = Some(Entropy::generate(&mut rand_core::OsRng));
         config.peer_address = reader.peer_address();
+        #[cfg(feature = "tracing")]
+        if let Some(address) = &config.peer_address {
+            tracing::Span::current().record("peer_address", address.as_str());
+        }
         let mut conn = Connection::new(pipe, config, R::now());
         let read = reader
             .read(BytesMut::with_capacity(conn.read_hint(&[])))
@@ -324,6 +364,10 @@ impl<R: Runtime> ConnectionTask<R> {
             if queued == 0 && shared.closing.load(Ordering::Acquire) {
                 // A closing socket may be waiting for exactly this.
                 shared.flushed.notify(usize::MAX);
+            }
+            // STREAM: the application closed this connection, and all it wrote before is out.
+            if queued == 0 && conn.close_requested() {
+                break End::Lost(CloseReason::Eof);
             }
             if conn.wants_read() {
                 if let Some((r, buf)) = idle_reader.take() {

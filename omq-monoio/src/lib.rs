@@ -48,8 +48,9 @@ use omq_driver::{Listener, ReadHalf, Runtime, Task, WriteHalf};
 pub use omq_driver::{
     generate_keypair, proxy, proxy_steerable, AsEndpoint, AuthReply, AuthRequest, Authenticator,
     Credentials, CurveAllowList, CurveKeyPair, CurvePublicKey, CurveSecretKey,
-    Endpoint as ResolvedEndpoint, Error, EventKind, MechanismConfig, Message, MonitorEvent,
-    Options, OsRng, Part, ProxyStatistics, ReconnectStop, SocketOption, SocketType, TrySendError,
+    Endpoint as ResolvedEndpoint, Error, EventKind, MechanismConfig, Message, MessageError,
+    MonitorEvent, Options, OsRng, Part, ProxyStatistics, ReconnectStop, RouterNotify, SocketOption,
+    SocketType, TrySendError,
 };
 
 /// A ZeroMQ socket on monoio.

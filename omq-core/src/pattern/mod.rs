@@ -1,8 +1,10 @@
 //! Messaging patterns: what each socket type does with the messages it sends and receives.
 //!
-//! Each module owns one pattern's routing state and rules (ZeroMQ's specs 28–31):
-//! `push_pull` (PUSH, PULL), `req`, `rep`, `dealer`, `router`, `pair` and `pub_sub` (PUB, XPUB,
-//! SUB, XSUB). Every socket type is one struct implementing [`Rules`]; [`Pattern`] holds one of
+//! Each module owns one pattern's routing state and rules (ZeroMQ's specs 28–31, 41, 49, 51,
+//! 52): `push_pull` (PUSH, PULL), `req`, `rep`, `dealer`, `router`, `pair`, `pub_sub` (PUB,
+//! XPUB, SUB, XSUB), `radio_dish` (RADIO, DISH), `server` (SERVER, PEER), `stream` (STREAM:
+//! raw TCP) and `single_part` (CLIENT, SCATTER, GATHER,
+//! CHANNEL: DEALER, PUSH, PULL and PAIR restricted to single-part messages). Every socket type is one struct implementing [`Rules`]; [`Pattern`] holds one of
 //! them and is the only place that asks "which type?": once per call, in [`dispatch!`], with
 //! every arm a direct (inlined, monomorphic) call. No `dyn`, no allocation on the message path.
 //!
@@ -28,9 +30,16 @@ mod dealer;
 mod pair;
 mod pub_sub;
 mod push_pull;
+mod radio_dish;
 mod rep;
 mod req;
 mod router;
+mod server;
+mod single_part;
+mod stream;
+
+pub(crate) use radio_dish::GroupError;
+pub(crate) use server::number as peer_number;
 
 /// What a socket shares with its pattern for one call: its pipes, the fair-queued incoming
 /// side, its options and the actions for the driver. Built from disjoint fields of the socket,
@@ -159,6 +168,10 @@ impl Ctx<'_> {
         if conflate {
             p.inbound.clear();
         } else if hwm != 0 && p.inbound.len() >= hwm {
+            #[cfg(feature = "tracing")]
+            if !p.read_paused {
+                tracing::debug!(target: "omq::hwm", pipe = ?pipe, "RCVHWM reached: reading paused");
+            }
             p.read_paused = true;
             return Err(msg);
         }
@@ -263,6 +276,15 @@ pub(crate) enum Pattern {
     XPub(pub_sub::XPub),
     Sub(pub_sub::Sub),
     XSub(pub_sub::XSub),
+    Client(single_part::SinglePart<dealer::Dealer>),
+    Server(single_part::SinglePart<server::Server>),
+    Scatter(single_part::SinglePart<push_pull::Push>),
+    Gather(single_part::SinglePart<push_pull::Pull>),
+    Channel(single_part::SinglePart<pair::Pair>),
+    Peer(single_part::SinglePart<server::Server>),
+    Radio(single_part::SinglePart<radio_dish::Radio>),
+    Dish(radio_dish::Dish),
+    Stream(stream::Stream),
 }
 
 /// Calls `$call` on the pattern's rules, whatever its type: the one place that asks.
@@ -280,6 +302,15 @@ macro_rules! dispatch {
             Pattern::XPub($p) => $call,
             Pattern::Sub($p) => $call,
             Pattern::XSub($p) => $call,
+            Pattern::Client($p) => $call,
+            Pattern::Server($p) => $call,
+            Pattern::Scatter($p) => $call,
+            Pattern::Gather($p) => $call,
+            Pattern::Channel($p) => $call,
+            Pattern::Peer($p) => $call,
+            Pattern::Radio($p) => $call,
+            Pattern::Dish($p) => $call,
+            Pattern::Stream($p) => $call,
         }
     };
 }
@@ -300,7 +331,19 @@ impl Pattern {
             SocketType::XPub => Pattern::XPub(pub_sub::XPub::default()),
             SocketType::Sub => Pattern::Sub(pub_sub::Sub::default()),
             SocketType::XSub => Pattern::XSub(pub_sub::XSub::default()),
-            _ => return None,
+            SocketType::Client => Pattern::Client(single_part::SinglePart::default()),
+            SocketType::Server => Pattern::Server(single_part::SinglePart(server::Server::new(
+                rng.next_u64() as u32,
+            ))),
+            SocketType::Scatter => Pattern::Scatter(single_part::SinglePart::default()),
+            SocketType::Gather => Pattern::Gather(single_part::SinglePart(push_pull::Pull)),
+            SocketType::Channel => Pattern::Channel(single_part::SinglePart::default()),
+            SocketType::Peer => Pattern::Peer(single_part::SinglePart(server::Server::new(
+                rng.next_u64() as u32,
+            ))),
+            SocketType::Radio => Pattern::Radio(single_part::SinglePart::default()),
+            SocketType::Dish => Pattern::Dish(radio_dish::Dish::default()),
+            SocketType::Stream => Pattern::Stream(stream::Stream::new(rng.next_u64() as u32)),
         })
     }
 
@@ -364,6 +407,19 @@ impl Pattern {
 
     pub(crate) fn subscribe(&mut self, ctx: &mut Ctx<'_>, topic: &[u8], on: bool) {
         dispatch!(self, p => p.subscribe(ctx, topic, on))
+    }
+
+    /// DISH: joins or leaves a group; `None` for any other type.
+    pub(crate) fn join(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        group: &[u8],
+        on: bool,
+    ) -> Option<Result<(), GroupError>> {
+        match self {
+            Pattern::Dish(d) => Some(d.join(ctx, group, on)),
+            _ => None,
+        }
     }
 }
 

@@ -87,6 +87,7 @@ impl Publisher {
                 .get(id)
                 .is_some_and(|p| p.attached && p.has_room(hwm))
             {
+                crate::trace::dropped!("PUB: the subscriber is at SNDHWM");
                 continue;
             }
             let m = if i + 1 == last {

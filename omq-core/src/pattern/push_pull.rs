@@ -36,6 +36,7 @@ impl Rules for Push {
     /// A PUSH never reads: what a peer sends it is dropped, not queued where nothing would
     /// ever take it (a peer sending and reconnecting in a loop grew memory without bound).
     fn handle_message(&mut self, _: &mut Ctx<'_>, _: PipeId, _: Message) -> Result<(), Message> {
+        crate::trace::dropped!("PUSH: a peer sent something");
         Ok(())
     }
 

@@ -35,6 +35,8 @@ impl Rules for Rep {
             .is_some_and(|p| p.attached && p.has_room(hwm))
         {
             ctx.enqueue(id, out);
+        } else {
+            crate::trace::dropped!("REP: the requester is gone or at SNDHWM");
         }
         Ok(())
     }
@@ -68,6 +70,7 @@ impl Rules for Rep {
         msg: Message,
     ) -> Result<(), Message> {
         if !msg.parts().iter().any(|p| p.is_empty()) {
+            crate::trace::dropped!("REP: a request without an envelope delimiter");
             return Ok(());
         }
         ctx.push_inbound(pipe, msg)

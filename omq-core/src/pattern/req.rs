@@ -89,7 +89,10 @@ impl Rules for Req {
     ) -> Result<(), Message> {
         match self.state.waiting {
             Some((waiting, _)) if waiting == pipe => ctx.push_inbound(pipe, msg),
-            _ => Ok(()),
+            _ => {
+                crate::trace::dropped!("REQ: not the reply to the request in flight");
+                Ok(())
+            }
         }
     }
 

@@ -15,7 +15,7 @@ use crate::message::Message;
 use crate::options::Options;
 use crate::pipe::{PipeId, Pipes};
 use crate::routing::router::{Identified, RouterTable};
-use crate::socket::{RecvError, SendError};
+use crate::socket::{MessageError, RecvError, SendError};
 
 /// ROUTER: the identity table.
 #[derive(Debug)]
@@ -35,10 +35,7 @@ impl Router {
 impl Rules for Router {
     fn send(&mut self, ctx: &mut Ctx<'_>, mut msg: Message) -> Result<(), SendError> {
         if msg.len() < 2 {
-            return Err(SendError::InvalidMessage(
-                msg,
-                "a ROUTER message starts with a routing id part, then the body",
-            ));
+            return Err(SendError::InvalidMessage(msg, MessageError::NoRoutingId));
         }
         let mandatory = ctx.options.router_mandatory;
         let target = self.table.lookup(&msg.parts()[0]);
@@ -46,6 +43,7 @@ impl Rules for Router {
             return if mandatory {
                 Err(SendError::HostUnreachable(msg))
             } else {
+                crate::trace::dropped!("ROUTER: no peer with that routing id");
                 Ok(())
             };
         };
@@ -54,6 +52,7 @@ impl Rules for Router {
             return if mandatory {
                 Err(SendError::WouldBlock(msg))
             } else {
+                crate::trace::dropped!("ROUTER: the peer is at SNDHWM");
                 Ok(())
             };
         }

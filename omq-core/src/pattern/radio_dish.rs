@@ -1,0 +1,289 @@
+//! RADIO and DISH (spec 48): groups instead of prefixes. A DISH joins groups by exact name (at
+//! most [`MAX_GROUP`] bytes) and tells each peer with JOIN / LEAVE commands (again after every
+//! reconnection); a RADIO sends a message only to the peers that joined its group, dropping it
+//! for a peer at SNDHWM (it never blocks, as PUB).
+//!
+//! On the wire a RADIO message is two frames, the group (with MORE) then the body, as
+//! libzmq's `radio_session_t` writes it; the RADIO queues it in that form, so inproc peers see
+//! the same. The DISH turns it back into one part carrying [`Message::group`], and drops what
+//! is malformed or for a group it has not joined. Single-part messages only (a RADIO is wrapped
+//! in [`super::single_part::SinglePart`]; a DISH checks the wire form itself).
+
+use std::collections::{HashMap, HashSet};
+
+use bytes::Bytes;
+
+use super::{Attach, Ctx, Rules};
+use crate::message::{Message, Part, MAX_GROUP};
+use crate::options::Options;
+use crate::pipe::{Command, PipeId, Pipes};
+use crate::socket::{MessageError, RecvError, SendError};
+
+/// RADIO: the peers that joined each group.
+#[derive(Debug, Default)]
+pub(crate) struct Radio {
+    groups: HashMap<Bytes, HashSet<PipeId>>,
+}
+
+impl Rules for Radio {
+    fn send(&mut self, ctx: &mut Ctx<'_>, msg: Message) -> Result<(), SendError> {
+        let Some(group) = msg.group().map(Bytes::copy_from_slice) else {
+            return Err(SendError::InvalidMessage(msg, MessageError::NoGroup));
+        };
+        if group.len() > MAX_GROUP {
+            return Err(SendError::InvalidMessage(msg, MessageError::GroupTooLong));
+        }
+        let Some(members) = self.groups.get(&group) else {
+            return Ok(());
+        };
+        let hwm = ctx.send_hwm();
+        let body = msg.into_parts().next().unwrap_or_default();
+        let wire = Message::multipart([Part::from(group), body]);
+        let targets: Vec<PipeId> = members.iter().copied().collect();
+        for id in targets {
+            if ctx
+                .pipes
+                .get(id)
+                .is_some_and(|p| p.attached && p.has_room(hwm))
+            {
+                ctx.enqueue(id, wire.clone());
+            } else {
+                crate::trace::dropped!("RADIO: the dish is at SNDHWM");
+            }
+        }
+        Ok(())
+    }
+
+    fn recv(&mut self, _ctx: &mut Ctx<'_>) -> Result<Message, RecvError> {
+        Err(RecvError::NotSupported)
+    }
+
+    /// A RADIO never blocks: a full dish loses the message.
+    fn can_send(&self, _pipes: &Pipes, _options: &Options) -> bool {
+        true
+    }
+
+    fn can_recv(&mut self, _ctx: &mut Ctx<'_>) -> bool {
+        false
+    }
+
+    fn handle_message(&mut self, _: &mut Ctx<'_>, _: PipeId, _: Message) -> Result<(), Message> {
+        crate::trace::dropped!("RADIO: a dish sent a message");
+        Ok(())
+    }
+
+    fn attach(&mut self, _ctx: &mut Ctx<'_>, _pipe: PipeId) -> Attach {
+        Attach::Attached
+    }
+
+    fn detach(&mut self, _ctx: &mut Ctx<'_>, pipe: PipeId, _routing_id: Option<&Bytes>) {
+        self.groups.retain(|_, members| {
+            members.remove(&pipe);
+            !members.is_empty()
+        });
+    }
+
+    /// A dish joined (`on`) or left a group.
+    fn handle_subscription(&mut self, _ctx: &mut Ctx<'_>, pipe: PipeId, group: &[u8], on: bool) {
+        if group.len() > MAX_GROUP {
+            return;
+        }
+        if on {
+            self.groups
+                .entry(Bytes::copy_from_slice(group))
+                .or_default()
+                .insert(pipe);
+        } else if let Some(members) = self.groups.get_mut(group) {
+            members.remove(&pipe);
+            if members.is_empty() {
+                self.groups.remove(group);
+            }
+        }
+    }
+}
+
+/// DISH: the groups joined, and the peers to tell.
+#[derive(Debug, Default)]
+pub(crate) struct Dish {
+    groups: HashSet<Bytes>,
+    peers: Vec<PipeId>,
+}
+
+/// Why a join or leave was refused (libzmq's EINVAL).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GroupError {
+    /// Longer than [`MAX_GROUP`].
+    TooLong,
+    /// Joined twice, or left without joining.
+    NotChanged,
+}
+
+impl Dish {
+    /// Joins (`on`) or leaves `group`, telling every peer.
+    pub(crate) fn join(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        group: &[u8],
+        on: bool,
+    ) -> Result<(), GroupError> {
+        if group.len() > MAX_GROUP {
+            return Err(GroupError::TooLong);
+        }
+        let changed = if on {
+            self.groups.insert(Bytes::copy_from_slice(group))
+        } else {
+            self.groups.remove(group)
+        };
+        if !changed {
+            return Err(GroupError::NotChanged);
+        }
+        let g = Bytes::copy_from_slice(group);
+        let cmd = if on {
+            Command::Join(g)
+        } else {
+            Command::Leave(g)
+        };
+        ctx.broadcast_command(&self.peers, &cmd);
+        Ok(())
+    }
+}
+
+impl Rules for Dish {
+    fn send(&mut self, _ctx: &mut Ctx<'_>, msg: Message) -> Result<(), SendError> {
+        Err(SendError::NotSupported(msg))
+    }
+
+    fn recv(&mut self, ctx: &mut Ctx<'_>) -> Result<Message, RecvError> {
+        ctx.fair_recv()
+    }
+
+    fn can_send(&self, _pipes: &Pipes, _options: &Options) -> bool {
+        false
+    }
+
+    fn can_recv(&mut self, ctx: &mut Ctx<'_>) -> bool {
+        ctx.has_message()
+    }
+
+    /// `[group][body]` from the wire becomes the body with its group; anything else, or a
+    /// group not joined, is dropped.
+    fn handle_message(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        pipe: PipeId,
+        msg: Message,
+    ) -> Result<(), Message> {
+        if msg.len() != 2 {
+            crate::trace::dropped!("DISH: not a group and a body");
+            return Ok(());
+        }
+        let mut parts = msg.into_parts();
+        let (Some(group), Some(body)) = (parts.next(), parts.next()) else {
+            return Ok(());
+        };
+        if !self.groups.contains(&group[..]) {
+            crate::trace::dropped!("DISH: a group not joined");
+            return Ok(());
+        }
+        ctx.push_inbound(
+            pipe,
+            Message::from(body).with_group(Bytes::copy_from_slice(&group)),
+        )
+    }
+
+    fn attach(&mut self, _ctx: &mut Ctx<'_>, pipe: PipeId) -> Attach {
+        self.peers.push(pipe);
+        Attach::Attached
+    }
+
+    fn detach(&mut self, _ctx: &mut Ctx<'_>, pipe: PipeId, _routing_id: Option<&Bytes>) {
+        self.peers.retain(|&p| p != pipe);
+    }
+
+    /// Every (re)connection hears every group joined, once.
+    fn handle_ready(&mut self, ctx: &mut Ctx<'_>, pipe: PipeId) {
+        if let Some(p) = ctx.pipes.get_mut(pipe) {
+            p.commands
+                .retain(|c| !matches!(c, Command::Join(_) | Command::Leave(_)));
+            p.commands
+                .extend(self.groups.iter().cloned().map(Command::Join));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pattern::testing::Harness;
+
+    #[test]
+    fn a_radio_sends_to_the_dishes_of_the_group_only() {
+        let mut h = Harness::with_options(Options::default().send_hwm(1));
+        let mut r = Radio::default();
+        let a = h.add(&mut r);
+        let b = h.add(&mut r);
+        r.handle_subscription(&mut h.ctx(), a, b"news", true);
+        r.handle_subscription(&mut h.ctx(), b, b"weather", true);
+        r.send(&mut h.ctx(), Message::from("hi").with_group("news"))
+            .unwrap();
+        r.send(&mut h.ctx(), Message::from("x").with_group("nobody"))
+            .unwrap();
+        assert_eq!(h.out(a), [Message::multipart(["news", "hi"])]);
+        assert!(h.out(b).is_empty());
+        // Full: dropped, never blocking.
+        r.send(&mut h.ctx(), Message::from("1").with_group("news"))
+            .unwrap();
+        r.send(&mut h.ctx(), Message::from("2").with_group("news"))
+            .unwrap();
+        assert_eq!(h.out(a), [Message::multipart(["news", "1"])]);
+        assert!(matches!(
+            r.send(&mut h.ctx(), Message::from("no group")),
+            Err(SendError::InvalidMessage(..))
+        ));
+        assert!(matches!(
+            r.send(&mut h.ctx(), Message::from("x").with_group(vec![b'g'; 256])),
+            Err(SendError::InvalidMessage(..))
+        ));
+        r.handle_subscription(&mut h.ctx(), a, b"news", false);
+        r.send(&mut h.ctx(), Message::from("3").with_group("news"))
+            .unwrap();
+        assert!(h.out(a).is_empty());
+    }
+
+    #[test]
+    fn a_dish_filters_by_exact_group_and_rejoins_after_reconnecting() {
+        let mut h = Harness::default();
+        let mut d = Dish::default();
+        let a = h.add(&mut d);
+        d.join(&mut h.ctx(), b"news", true).unwrap();
+        assert_eq!(
+            d.join(&mut h.ctx(), b"news", true),
+            Err(GroupError::NotChanged)
+        );
+        assert_eq!(
+            d.join(&mut h.ctx(), &[b'g'; 256], true),
+            Err(GroupError::TooLong)
+        );
+        for (g, body) in [("news", "1"), ("newsy", "2"), ("new", "3")] {
+            h.arrive(&mut d, a, Message::multipart([g, body]));
+        }
+        h.arrive(&mut d, a, Message::from("malformed"));
+        let got = d.recv(&mut h.ctx()).unwrap();
+        assert_eq!(
+            (got.group(), got.clone()),
+            (Some(&b"news"[..]), Message::from("1"))
+        );
+        assert_eq!(d.recv(&mut h.ctx()), Err(RecvError::WouldBlock));
+        let p = h.pipes.get_mut(a).unwrap();
+        assert_eq!(
+            p.commands.drain(..).collect::<Vec<_>>(),
+            [Command::Join(Bytes::from_static(b"news"))]
+        );
+        d.handle_ready(&mut h.ctx(), a);
+        assert_eq!(
+            h.pipes.get_mut(a).unwrap().commands.len(),
+            1,
+            "one JOIN per group on every reconnection"
+        );
+    }
+}
