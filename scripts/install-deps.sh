@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what omq's tests and demo need on a fresh Debian machine with Rust: libzmq (Debian's
 # build, with libsodium, so CURVE interop works), pkg-config and gcc for the libzmq peer
-# process, and cargo-nextest. Does nothing for what is already there.
+# process, iproute2 for the network fault tests, and cargo-nextest. Does nothing for what is
+# already there.
 set -euo pipefail
 
 as_root() {
@@ -12,6 +13,8 @@ need_apt=()
 pkg-config --exists libzmq 2>/dev/null || need_apt+=(libzmq3-dev)
 command -v pkg-config >/dev/null || need_apt+=(pkg-config)
 command -v gcc >/dev/null || need_apt+=(gcc)
+# `ip` (network namespaces and links) for the network fault tests and the soak.
+command -v ip >/dev/null || need_apt+=(iproute2)
 # The draft-API libzmq of the draft interop tests is built from source (conformance/build.rs).
 command -v g++ >/dev/null || need_apt+=(g++)
 if [ ${#need_apt[@]} -gt 0 ]; then

@@ -10,6 +10,7 @@
 //! - [`blocking`]: a minimal blocking driver for one omq-core session on a TCP stream.
 //! - [`draft`]: the draft socket types against a libzmq built with its draft API.
 //! - [`hostile`]: hostile peers (raw ZMTP bytes) against omq over real sockets, on every backend.
+//! - [`netns`]: two network namespaces joined by an impaired link (loss, delay, partitions).
 
 pub mod api;
 pub mod async_peer;
@@ -19,6 +20,8 @@ pub mod draft;
 pub mod hostile;
 pub mod libzmq_peer;
 pub mod local;
+pub mod netfaults;
+pub mod netns;
 pub mod plugged;
 pub mod report;
 pub mod scenarios;

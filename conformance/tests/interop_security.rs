@@ -259,6 +259,10 @@ fn heartbeats_cross_curve_both_ways_as_commands() {
     let r = s.run_until(T, |_| Instant::now() >= until);
     assert!(r.is_ok(), "{r:?}");
     assert_eq!(s.events, vec![SessionEvent::HandshakeSucceeded]);
+    // omq did PING (one per 50 ms; a wide margin for a busy machine), and libzmq, which would
+    // not deliver them as messages (checked below), answered or we would have timed out.
+    let pings = s.session.pings_sent();
+    assert!(pings >= 10, "omq sent {pings} PINGs in 1.5 s");
     assert!(
         z.recv(1, Duration::from_millis(100))
             .unwrap_err()

@@ -108,6 +108,34 @@ async fn curve_client_against_libzmq_curve_server_with_zap_allow_list() {
     z.send(1, &[b"sealed reply"]).unwrap();
     let got = tokio::time::timeout(T, req.recv()).await.unwrap().unwrap();
     assert_eq!(got, Message::from("sealed reply"));
+
+    // A key the allow list does not name is refused: libzmq's ZAP says no, the client hears
+    // of it, and nothing it sends reaches the server.
+    let stranger = generate_keypair(&mut rng);
+    let intruder = Socket::new(
+        SocketType::Req,
+        Options::default().mechanism(MechanismConfig::curve_client(*server.public(), stranger)),
+    )
+    .unwrap();
+    let mut events = intruder.monitor();
+    intruder.connect(&ep).await.unwrap();
+    let _ = intruder.try_send(Message::from("let me in"));
+    let refused = tokio::time::timeout(T, async {
+        while let Some(e) = events.next().await {
+            if e.kind == EventKind::HandshakeFailedAuth {
+                return true;
+            }
+        }
+        false
+    })
+    .await
+    .expect("the refusal is reported");
+    assert!(refused);
+    let nothing = block_in_place(|| z.recv(1, Duration::from_millis(300)));
+    assert!(
+        nothing.is_err(),
+        "the stranger's request got through: {nothing:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

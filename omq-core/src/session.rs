@@ -210,6 +210,8 @@ pub struct Session {
     timers: Timers,
     /// Where our last PONG ends in the transmit queue (see [`TxQueue::end_mark`]).
     pong_mark: u64,
+    /// PINGs queued so far (HEARTBEAT_IVL), for diagnostics and tests.
+    pings_sent: u64,
 }
 
 impl Session {
@@ -260,6 +262,7 @@ impl Session {
             error,
             timers,
             pong_mark: 0,
+            pings_sent: 0,
         };
         if raw && session.error.is_none() {
             session.start_raw();
@@ -593,6 +596,7 @@ impl Session {
                     context: Bytes::new(),
                 };
                 self.mechanism.encode_command(&ping, &mut self.tx);
+                self.pings_sent += 1;
                 self.timers.next_ping = Some(now + ivl);
                 if self.timers.heartbeat_timeout.is_none() {
                     let wait = self.config.heartbeat_timeout.unwrap_or(ivl);
@@ -745,6 +749,11 @@ impl Session {
     /// The peer's greeting, once it has arrived.
     pub fn peer_greeting(&self) -> Option<&Greeting> {
         self.peer_greeting.as_ref()
+    }
+
+    /// How many PINGs this session has queued (HEARTBEAT_IVL).
+    pub fn pings_sent(&self) -> u64 {
+        self.pings_sent
     }
 
     /// Why the session ended, if it has.

@@ -139,9 +139,14 @@ fn pair_talks_both_ways_and_refuses_a_second_peer() {
     net.send(b, msg("hi")).unwrap();
     net.run_for(Duration::from_millis(10));
     assert_eq!(net.recv(a).unwrap(), msg("hi"));
-    net.send(a, msg("back")).unwrap();
+    // Were c kept as a second peer, these would be shared out between b and c.
+    for m in ["back 1", "back 2", "back 3"] {
+        net.send(a, msg(m)).unwrap();
+    }
     net.run_for(Duration::from_millis(10));
-    assert_eq!(net.recv(b).unwrap(), msg("back"));
+    for m in ["back 1", "back 2", "back 3"] {
+        assert_eq!(net.recv(b).unwrap(), msg(m));
+    }
     assert_eq!(net.recv(c), Err(RecvError::WouldBlock));
 }
 

@@ -463,11 +463,27 @@ fn max_msg_size_drops_the_offending_connection() {
         SocketType::Push,
         Options::default(),
     );
+    net.monitor(pull);
     net.send(push, m(&["small"])).unwrap();
     net.send(push, Message::from(vec![0u8; 101])).unwrap();
     net.run_for(MS10);
     assert_eq!(text(&net.recv(pull).unwrap()), ["small"]);
     assert_eq!(net.recv(pull), Err(RecvError::WouldBlock));
+    // The connection that carried it was dropped, with the limit as its cause.
+    let dropped = net
+        .events(pull)
+        .into_iter()
+        .find(|e| e.kind == omq_core::EventKind::Disconnected)
+        .expect("the connection was dropped");
+    assert!(
+        matches!(
+            dropped.cause,
+            Some(omq_core::CloseReason::Session(
+                omq_core::SessionError::Limit(_)
+            ))
+        ),
+        "{dropped:?}"
+    );
 }
 
 #[test]

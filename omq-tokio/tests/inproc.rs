@@ -147,9 +147,19 @@ async fn names_are_exclusive_and_reusable_after_unbind() {
 async fn incompatible_inproc_peers_do_not_link() {
     let a = Socket::new(SocketType::Pull, Options::default()).unwrap();
     a.bind("inproc://incompat").await.unwrap();
-    let b = Socket::new(SocketType::Pub, Options::default().reconnect_ivl(None)).unwrap();
+    // A PULL would take what a linked DEALER sends: only the refused link keeps the message
+    // from crossing (a PUB would send nothing anyway). With the link refused the DEALER has
+    // no peer, so its send waits (and times out): nothing is queued anywhere.
+    let b = Socket::new(
+        SocketType::Dealer,
+        Options::default()
+            .reconnect_ivl(None)
+            .send_timeout(Some(Duration::from_millis(100)))
+            .linger(Some(Duration::ZERO)),
+    )
+    .unwrap();
     b.connect("inproc://incompat").await.unwrap();
-    b.send(Message::from("dropped")).await.unwrap();
-    let r = tokio::time::timeout(Duration::from_millis(100), a.recv()).await;
-    assert!(r.is_err(), "nothing may cross");
+    let _ = b.send(Message::from("must not cross")).await;
+    let r = tokio::time::timeout(Duration::from_millis(200), a.recv()).await;
+    assert!(r.is_err(), "nothing may cross: {r:?}");
 }
