@@ -11,6 +11,7 @@ pub mod omq;
 pub mod plan;
 pub mod raw;
 pub mod report;
+pub mod scale;
 pub mod spec;
 pub mod tables;
 pub mod zmqrs;

@@ -20,12 +20,16 @@ pub fn version() -> String {
 
 /// Runs one cell.
 pub fn run(cell: &Cell) -> Result<Samples, String> {
+    if matches!(cell.pattern, Pattern::Scale | Pattern::ScalePub) {
+        return crate::scale::run(cell);
+    }
     match cell.pattern {
         Pattern::PushPull | Pattern::Curve => push_pull(cell),
         Pattern::ReqRep => req_rep(cell),
         Pattern::PubSub => pub_sub(cell),
         Pattern::Proxy => proxy_thr(cell),
         Pattern::ProxyLat => proxy_lat(cell),
+        Pattern::Scale | Pattern::ScalePub => unreachable!("handled above"),
     }
     .map_err(|e| format!("libzmq: {e}"))
 }

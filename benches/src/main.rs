@@ -24,7 +24,7 @@ use benches::{common, cost, tables};
 
 const USAGE: &str = "\
 usage: omq-bench [--quick] [--out DIR] [--repeats N]
-                 [--only pushpull,reqrep,pubsub,curve,proxy,proxylat]
+                 [--only pushpull,reqrep,pubsub,curve,proxy,proxylat,scale,scalepub]
                  [--transports tcp,ipc,inproc] [--impls omq-tokio,omq-tokio-mt,omq-compio,omq-monoio,omq-glommio,
                  libzmq,zmq.rs,raw-tokio]
                  [--sizes 64,1024] [--scale F] [--no-allocs] [--no-callgrind]
@@ -48,6 +48,13 @@ fn main() {
     if args.first().map(String::as_str) == Some("compression") {
         let count = args.get(1).and_then(|n| n.parse().ok()).unwrap_or(20_000);
         benches::compression::run(count);
+        return;
+    }
+    if args.first().map(String::as_str) == Some("peers") {
+        if let Err(e) = benches::scale::peers_main(&args[1..]) {
+            eprintln!("peers failed: {e}");
+            std::process::exit(1);
+        }
         return;
     }
     if args.first().map(String::as_str) == Some("cell") {
@@ -135,6 +142,16 @@ fn headline(cell: &spec::Cell, samples: &common::Samples) -> String {
             "agg {} msg/s, {:.1}% delivered",
             get("agg_msg_s").map_or("?".into(), report::rate),
             get("delivered_pct").unwrap_or(f64::NAN)
+        ),
+        Pattern::Scale | Pattern::ScalePub => format!(
+            "{} conn in {:.2} s, {:.1} KiB/conn (peak {:.1}), {} msg/s",
+            cell.subs,
+            get("conn_s").unwrap_or(f64::NAN),
+            get("kb_per_conn").unwrap_or(f64::NAN),
+            get("peak_kb_per_conn").unwrap_or(f64::NAN),
+            get("steady_msg_s")
+                .or(get("fanout_msg_s"))
+                .map_or("?".into(), report::rate)
         ),
     }
 }

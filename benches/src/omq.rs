@@ -165,7 +165,23 @@ pub struct GlommioSt;
 impl Backend for GlommioSt {
     type R = omq_glommio::Glommio;
     fn block_on<F: Future>(f: F) -> F::Output {
-        omq_glommio::block_on(f).expect("glommio executor")
+        // OMQ_BENCH_GLOMMIO_SPIN_US: glommio's spin-before-park, for latency experiments.
+        match std::env::var("OMQ_BENCH_GLOMMIO_SPIN_US")
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+        {
+            Some(us) => glommio::LocalExecutorBuilder::new(glommio::Placement::Unbound)
+                .io_memory(omq_glommio::IO_MEMORY)
+                .spin_before_park(Duration::from_micros(us))
+                .make()
+                .expect("glommio executor")
+                .run(async {
+                    let out = f.await;
+                    omq_glommio::close_orphans().await;
+                    out
+                }),
+            None => omq_glommio::block_on(f).expect("glommio executor"),
+        }
     }
 }
 
@@ -188,6 +204,7 @@ fn run_on<B: Backend>(cell: &Cell) -> Result<Samples, String> {
         Pattern::PubSub => Ok(pub_sub::<B>(cell)),
         Pattern::Proxy => Ok(proxy_thr::<B>(cell)),
         Pattern::ProxyLat => Ok(proxy_lat::<B>(cell)),
+        Pattern::Scale | Pattern::ScalePub => crate::scale::run(cell),
     }
 }
 

@@ -163,6 +163,11 @@ impl Config {
                 .copied()
                 .filter(|i| !(p == Pattern::PubSub && *i == Impl::Raw))
                 .filter(|i| p != Pattern::Curve || i.has_curve())
+                .filter(|i| {
+                    !matches!(p, Pattern::Scale | Pattern::ScalePub)
+                        || i.is_omq()
+                        || *i == Impl::Libzmq
+                })
                 .collect()
         };
         for &p in &self.patterns {
@@ -173,6 +178,8 @@ impl Config {
                 Pattern::Curve => (self.curve_sizes(), vec![1]),
                 Pattern::Proxy => (self.proxy_sizes(), vec![1]),
                 Pattern::ProxyLat => (self.proxylat_sizes(), vec![1]),
+                Pattern::Scale => (vec![64], SCALE_PEERS.to_vec()),
+                Pattern::ScalePub => (vec![1024], SCALE_PEERS.to_vec()),
             };
             for &t in &self.transports {
                 // REQ/REP latency is measured over tcp and ipc; inproc only for PUSH/PULL
@@ -182,7 +189,12 @@ impl Config {
                 }
                 if matches!(
                     p,
-                    Pattern::PubSub | Pattern::Curve | Pattern::Proxy | Pattern::ProxyLat
+                    Pattern::PubSub
+                        | Pattern::Curve
+                        | Pattern::Proxy
+                        | Pattern::ProxyLat
+                        | Pattern::Scale
+                        | Pattern::ScalePub
                 ) && t != Transport::Tcp
                 {
                     continue;
@@ -205,6 +217,14 @@ impl Config {
                                 (n, (n / 10).min(1000))
                             }
                             Pattern::ProxyLat => self.lat_counts(),
+                            Pattern::Scale => {
+                                (self.scaled(if self.quick { 100_000 } else { 200_000 }), 0)
+                            }
+                            // Deliveries (messages × subscribers) of about 1M, or 2M.
+                            Pattern::ScalePub => (
+                                self.scaled(if self.quick { 1_000_000 } else { 2_000_000 } / subs),
+                                0,
+                            ),
                         };
                         let cells = impls_for(p)
                             .into_iter()
@@ -232,6 +252,9 @@ impl Config {
         groups
     }
 }
+
+/// Peers of the scale cells (not run unless asked for: `--only scale,scalepub`).
+pub const SCALE_PEERS: [usize; 2] = [1_000, 10_000];
 
 /// How many times more messages the raw stream carries in a PUSH/PULL cell: it runs 3–20×
 /// faster than any ZeroMQ at small sizes, and a run of a few milliseconds would measure

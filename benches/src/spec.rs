@@ -87,6 +87,9 @@ impl Impl {
             (Impl::Raw, Pattern::Proxy | Pattern::ProxyLat, _) => {
                 Some("n/a (a raw byte stream has no proxy)")
             }
+            (Impl::Raw | Impl::Zmqrs, Pattern::Scale | Pattern::ScalePub, _) => {
+                Some("n/a (scale cells: omq backends and libzmq)")
+            }
             _ => None,
         }
     }
@@ -163,6 +166,12 @@ pub enum Pattern {
     Proxy,
     /// Round trips through a proxy: REQ -> [ROUTER | proxy | DEALER] -> REP, three parties.
     ProxyLat,
+    /// `subs` DEALERs (in a second process) on one ROUTER: connect rate, memory per
+    /// connection, steady throughput (see `scale.rs`).
+    Scale,
+    /// `subs` SUBs (in a second process) on one PUB: connect rate, memory per connection,
+    /// fan-out throughput.
+    ScalePub,
 }
 
 impl Pattern {
@@ -175,6 +184,8 @@ impl Pattern {
             Pattern::Curve => "curve",
             Pattern::Proxy => "proxy",
             Pattern::ProxyLat => "proxylat",
+            Pattern::Scale => "scale",
+            Pattern::ScalePub => "scalepub",
         }
     }
 }
@@ -195,6 +206,8 @@ impl FromStr for Pattern {
             "curve" => Ok(Pattern::Curve),
             "proxy" => Ok(Pattern::Proxy),
             "proxylat" => Ok(Pattern::ProxyLat),
+            "scale" => Ok(Pattern::Scale),
+            "scalepub" => Ok(Pattern::ScalePub),
             _ => Err(format!("unknown pattern {s:?}")),
         }
     }
@@ -263,7 +276,7 @@ impl Cell {
         if cell.count == 0 || cell.subs == 0 {
             return Err("count and subs must be at least 1".into());
         }
-        if cell.pattern == Pattern::PubSub && cell.size < 5 {
+        if matches!(cell.pattern, Pattern::PubSub | Pattern::ScalePub) && cell.size < 5 {
             return Err(
                 "pubsub messages carry a tag and a sequence number: size must be at least 5".into(),
             );
@@ -275,6 +288,8 @@ impl Cell {
     pub fn pattern_label(&self) -> String {
         match self.pattern {
             Pattern::PubSub => format!("pubsub-{}", self.subs),
+            Pattern::Scale => format!("scale-{}", self.subs),
+            Pattern::ScalePub => format!("scalepub-{}", self.subs),
             p => p.name().to_string(),
         }
     }

@@ -210,6 +210,56 @@ pub fn markdown(cfg: &Config, store: &Store) -> String {
         }
     }
 
+    for (pattern, title, size_of, steady, steady_title) in [
+        (
+            crate::spec::Pattern::Scale,
+            "N DEALERs → one ROUTER",
+            64,
+            "steady_msg_s",
+            "steady msg/s received (the peers send round robin over all N)",
+        ),
+        (
+            crate::spec::Pattern::ScalePub,
+            "one PUB → N SUBs, 1 KiB",
+            1024,
+            "fanout_msg_s",
+            "fan-out deliveries/s, all subscribers together",
+        ),
+    ] {
+        if !cfg.patterns.contains(&pattern) {
+            continue;
+        }
+        let _ = writeln!(
+            md,
+            "\n### Connection scale tcp: {title}\n\nThe peers run in a second process (omq on a \
+             two-worker tokio runtime, the same for every column). Connect: seconds until all N \
+             have handshaken and carried a first message. Memory: resident memory of the \
+             measured process with the N connections up and idle, less the same before they \
+             came, ÷ N (KiB; peak from VmHWM).\n"
+        );
+        head(&mut md, &["N", "figure"], &impls, &[]);
+        for n in crate::plan::SCALE_PEERS {
+            let label = format!("{}-{n}", pattern.name());
+            for (metric, what, fmt) in [
+                ("conn_s", "connect, s", plain as fn(f64) -> String),
+                ("conn_per_s", "connections/s", rate),
+                ("kb_per_conn", "KiB per idle connection", plain),
+                ("peak_kb_per_conn", "peak KiB per connection", plain),
+                (steady, steady_title, rate),
+            ] {
+                let mut row = vec![n.to_string(), what.to_string()];
+                for i in &impls {
+                    row.push(cell_text(
+                        store,
+                        &Key::new(i.name(), "tcp", &label, size_of, metric),
+                        fmt,
+                    ));
+                }
+                let _ = writeln!(md, "| {} |", row.join(" | "));
+            }
+        }
+    }
+
     if cfg.patterns.contains(&crate::spec::Pattern::ProxyLat) {
         let _ = writeln!(
             md,

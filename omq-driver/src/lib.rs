@@ -24,7 +24,7 @@ pub use proxy::{proxy, proxy_steerable, ProxyStatistics};
 pub use runtime::{Listener, ReadHalf, Runtime, WriteHalf};
 pub use socket::{AsEndpoint, Monitor, Socket, TrySendError};
 pub use stream::{SocketSink, SocketStream};
-pub use tasks::Task;
+pub use tasks::{close_orphans, Task};
 
 pub use omq_core::mechanism::{
     generate_keypair, Credentials, CurveKeyPair, CurvePublicKey, CurveSecretKey, MechanismConfig,

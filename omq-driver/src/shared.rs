@@ -60,6 +60,9 @@ pub struct Shared {
     pub closing: std::sync::atomic::AtomicBool,
     /// Wakes the timer task when the deadline moves.
     pub timer: Signal,
+    /// Wakes the socket's keeper task (see [`Keeper`]): `DROPPED` when the last user handle
+    /// is gone, `CLOSE` when `close()` has finished.
+    pub keeper: Signal,
     /// Starts tasks on the socket's own runtime. Stored as a plain function pointer so that
     /// code holding only a `Shared` (an inproc peer on another backend, say) starts them on
     /// the right runtime.
@@ -94,6 +97,26 @@ pub struct State {
     pub timer_running: bool,
     /// inproc links, by the local pipe they serve.
     pub inproc: PipeMap<Arc<crate::inproc::Link>>,
+    /// Where the socket's keeper task is.
+    pub keeper: Keeper,
+    /// The last user handle has been dropped.
+    pub dropped: bool,
+}
+
+/// The keeper is the task that closes a socket when its last handle is dropped. It is spawned
+/// with the socket's first bind or connect (inside the socket's runtime, where its other tasks
+/// start), and waits. Dropping the handle only raises a signal, which is safe from any thread
+/// and with or without a runtime: if the runtime still runs, the keeper wakes there and honours
+/// LINGER; if the runtime is gone (and the keeper with it), the handle closes the socket on the
+/// spot ([`Shared::close_now`]) and reports what LINGER could not send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keeper {
+    /// Never started: the socket has not bound or connected yet.
+    NotStarted,
+    /// Spawned and waiting.
+    Running,
+    /// Finished, or dropped with its runtime.
+    Gone,
 }
 
 /// Work the dispatch found that needs a task to start (done after the lock is released).
@@ -147,6 +170,8 @@ impl Shared {
                 stopped: false,
                 timer_running: false,
                 inproc: PipeMap::default(),
+                keeper: Keeper::NotStarted,
+                dropped: false,
             }),
             send_ready: Event::new(),
             recv_ready: Event::new(),
@@ -155,6 +180,7 @@ impl Shared {
             released: Event::new(),
             closing: std::sync::atomic::AtomicBool::new(false),
             timer: Signal::default(),
+            keeper: Signal::default(),
             starter: start_on::<R>,
             #[cfg(feature = "tracing")]
             span,
@@ -173,6 +199,59 @@ impl Shared {
         let t = f(&mut st);
         self.finish(st);
         t
+    }
+
+    /// Closes the socket at once, without waiting and without a runtime: used when the last
+    /// handle is dropped and no keeper task is left to close it in the background (the
+    /// runtime is gone, or the socket never bound or connected). Stops every task that may
+    /// still run, lets go of in-process links, and reports (a `WARN` through `tracing`, with
+    /// the `tracing` feature) what LINGER promised but nobody is left to send. Does nothing on a socket already stopped.
+    pub fn close_now(self: &Arc<Self>) {
+        let _ = self.stop_now();
+    }
+
+    /// [`Shared::close_now`], returning the stop signals of the listeners it stopped.
+    pub(crate) fn stop_now(self: &Arc<Self>) -> Vec<Arc<Signal>> {
+        self.closing
+            .store(true, std::sync::atomic::Ordering::Release);
+        #[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
+        let (owed, linger, listeners) = {
+            let mut st = self.lock();
+            if st.stopped {
+                return Vec::new();
+            }
+            st.core.close();
+            let owed = st.core.has_pending_output()
+                || st
+                    .conns
+                    .values()
+                    .any(|s| s.unflushed.load(std::sync::atomic::Ordering::Acquire) > 0)
+                || st.inproc.values().any(|l| l.in_flight());
+            st.stopped = true;
+            for (_, s) in st.conns.drain() {
+                s.raise(CLOSE);
+            }
+            let listeners: Vec<Arc<Signal>> = st.listeners.drain().map(|(_, s)| s).collect();
+            let linger = st.core.options().get_linger();
+            self.finish(st);
+            (owed, linger, listeners)
+        };
+        for s in &listeners {
+            s.raise(CLOSE);
+        }
+        self.timer.raise(CLOSE);
+        self.keeper.raise(CLOSE);
+        crate::inproc::release_all(self);
+        #[cfg(feature = "tracing")]
+        if owed && linger != Some(std::time::Duration::ZERO) {
+            tracing::warn!(
+                ?linger,
+                "omq socket closed with messages still queued and no runtime left to send \
+                 them: LINGER not honoured, the messages are discarded (close().await the \
+                 socket inside its runtime to flush it)"
+            );
+        }
+        listeners
     }
 
     /// Dispatches, releases the lock, then starts what the dispatch asked for.

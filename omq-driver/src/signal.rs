@@ -16,6 +16,8 @@ pub const RESUME: u8 = 2;
 pub const CLOSE: u8 = 4;
 /// The timer deadline changed.
 pub const TIMER: u8 = 8;
+/// The socket's last user handle was dropped: its keeper task closes it.
+pub const DROPPED: u8 = 16;
 
 /// Bits raised for a task, and its waker.
 #[derive(Debug, Default)]

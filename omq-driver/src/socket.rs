@@ -15,8 +15,8 @@ use omq_core::{Endpoint, Message, MonitorEvent, Options, SocketOption, SocketTyp
 
 use crate::error::Error;
 use crate::runtime::Runtime;
-use crate::shared::{Shared, State};
-use crate::signal::{Signal, CLOSE};
+use crate::shared::{Keeper, Shared, State};
+use crate::signal::{Signal, CLOSE, DROPPED};
 use crate::tasks::{ListenerTask, Task};
 
 /// How long a dropped socket keeps flushing in the background at most, whatever its LINGER:
@@ -52,16 +52,20 @@ struct Handle<R: Runtime> {
 
 impl<R: Runtime> Drop for Handle<R> {
     fn drop(&mut self) {
-        // The last user handle is gone: flush in the background for at most LINGER (capped),
-        // then stop every task of this socket.
-        let shared = self.shared.clone();
-        let linger = shared
-            .lock()
-            .core
-            .options()
-            .get_linger()
-            .map_or(DROP_LINGER_CAP, |l| l.min(DROP_LINGER_CAP));
-        R::spawn(Task::Close(crate::tasks::CloseTask { shared, linger }));
+        // The last user handle is gone. Nothing is spawned here: this may run on any thread,
+        // with or without a runtime. The keeper task, on the socket's runtime, flushes for at
+        // most LINGER (capped) and stops every task of the socket; with no keeper left (the
+        // runtime is gone, or the socket never bound or connected), the socket closes now.
+        let keeper = {
+            let mut st = self.shared.lock();
+            st.dropped = true;
+            st.keeper
+        };
+        if keeper == Keeper::Running {
+            self.shared.keeper.raise(DROPPED);
+        } else {
+            self.shared.close_now();
+        }
     }
 }
 
@@ -161,6 +165,24 @@ impl<R: Runtime> Socket<R> {
         &self.handle.shared
     }
 
+    /// Starts the socket's keeper task (once), on the runtime that runs this bind or connect.
+    fn start_keeper(&self) {
+        let start = {
+            let mut st = self.shared().lock();
+            let start = st.keeper == Keeper::NotStarted && !st.stopped;
+            if start {
+                st.keeper = Keeper::Running;
+            }
+            start
+        };
+        if start {
+            crate::tasks::register_keeper(self.shared());
+            R::spawn(Task::Close(crate::tasks::CloseTask::new(
+                self.shared().clone(),
+            )));
+        }
+    }
+
     /// The socket's type.
     pub fn socket_type(&self) -> SocketType {
         self.handle.socket_type
@@ -178,6 +200,7 @@ impl<R: Runtime> Socket<R> {
     }
 
     async fn bind_text(&self, endpoint: &str) -> Result<Endpoint, Error> {
+        self.start_keeper();
         let ep = self.shared().lock().core.bind(endpoint)?;
         if let Endpoint::Inproc(name) = &ep {
             return match crate::inproc::bind(self.shared(), name) {
@@ -250,6 +273,7 @@ impl<R: Runtime> Socket<R> {
     pub async fn connect(&self, endpoint: impl AsEndpoint) -> Result<(), Error> {
         let endpoint = &*endpoint.as_endpoint();
         let _: Endpoint = endpoint.parse()?;
+        self.start_keeper();
         let mut st = self.shared().lock();
         st.core.connect(endpoint, R::now())?;
         self.shared().finish(st);
@@ -262,6 +286,7 @@ impl<R: Runtime> Socket<R> {
     pub async fn connect_peer(&self, endpoint: impl AsEndpoint) -> Result<u32, Error> {
         let endpoint = &*endpoint.as_endpoint();
         let _: Endpoint = endpoint.parse()?;
+        self.start_keeper();
         let mut st = self.shared().lock();
         let id = st.core.connect_peer(endpoint, R::now())?;
         self.shared().finish(st);
@@ -526,7 +551,10 @@ impl<R: Runtime> Socket<R> {
     pub async fn close(self) -> Result<(), Error> {
         let shared = self.shared().clone();
         let linger = shared.lock().core.options().get_linger();
-        if crate::tasks::close::<R>(&shared, linger).await {
+        let flushed = crate::tasks::close::<R>(&shared, linger).await;
+        // The keeper has nothing left to do.
+        shared.keeper.raise(CLOSE);
+        if flushed {
             Ok(())
         } else {
             Err(Error::LingerExpired)

@@ -17,7 +17,7 @@ use omq_core::{CloseReason, Endpoint, SessionConfig};
 
 use crate::runtime::{Listener, ReadHalf, Runtime, WriteHalf};
 use crate::shared::Shared;
-use crate::signal::{Signal, CLOSE, RESUME};
+use crate::signal::{Signal, CLOSE, DROPPED, RESUME};
 
 /// Room a backend makes when handed a full buffer (the core's batch size); the driver
 /// otherwise sizes reads from [`omq_core::connection::Connection::read_hint`].
@@ -86,7 +86,7 @@ impl<R: Runtime> Task<R> {
                 tracing::info_span!(parent: &t.shared.span, "omq.listener", endpoint = %t.endpoint)
             }
             Task::Timer(t) => t.shared.span.clone(),
-            Task::Close(t) => t.shared.span.clone(),
+            Task::Close(t) => t.keeper.shared.span.clone(),
         }
     }
 }
@@ -536,16 +536,116 @@ impl<R: Runtime> Drop for LostGuard<R> {
 /// How often a closing socket looks again without being woken (a safety net).
 const CLOSE_RECHECK: std::time::Duration = std::time::Duration::from_millis(100);
 
-/// Closes a socket in the background after its last handle is dropped.
+/// The socket's keeper (see [`crate::shared::Keeper`]): waits on the socket's runtime until
+/// the last handle is dropped, then closes the socket in the background, flushing for at most
+/// LINGER (capped at [`crate::socket::DROP_LINGER_CAP`]).
 #[derive(Debug)]
 pub struct CloseTask {
-    pub(crate) shared: Arc<Shared>,
-    pub(crate) linger: std::time::Duration,
+    pub(crate) keeper: KeeperGuard,
 }
 
 impl CloseTask {
+    pub(crate) fn new(shared: Arc<Shared>) -> Self {
+        CloseTask {
+            keeper: KeeperGuard {
+                shared,
+                armed: true,
+            },
+        }
+    }
+
     async fn run<R: Runtime>(self) {
-        let _ = close::<R>(&self.shared, Some(self.linger)).await;
+        let mut keeper = self.keeper;
+        let shared = keeper.shared.clone();
+        loop {
+            let bits = shared.keeper.wait().await;
+            if bits & DROPPED != 0 {
+                let linger = {
+                    let st = shared.lock();
+                    if st.stopped {
+                        break;
+                    }
+                    st.core
+                        .options()
+                        .get_linger()
+                        .map_or(crate::socket::DROP_LINGER_CAP, |l| {
+                            l.min(crate::socket::DROP_LINGER_CAP)
+                        })
+                };
+                let _ = close::<R>(&shared, Some(linger)).await;
+                break;
+            }
+            if bits & CLOSE != 0 {
+                break;
+            }
+        }
+        keeper.armed = false;
+        shared.lock().keeper = crate::shared::Keeper::Gone;
+    }
+}
+
+thread_local! {
+    /// Sockets whose keeper was started on this thread (see [`close_orphans`]).
+    static KEEPERS: std::cell::RefCell<Vec<std::sync::Weak<Shared>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Remembers that `shared`'s keeper starts on this thread. Sockets gone since are forgotten
+/// whenever the list would grow (amortised, so many sockets cost no quadratic time).
+pub(crate) fn register_keeper(shared: &Arc<Shared>) {
+    KEEPERS.with(|k| {
+        let mut k = k.borrow_mut();
+        if k.len() == k.capacity() {
+            k.retain(|w| w.strong_count() > 0);
+        }
+        k.push(Arc::downgrade(shared));
+    });
+}
+
+/// Closes every socket still open whose tasks run on this thread, and waits (briefly) until
+/// their listeners have let go of their addresses. Thread-per-core runtimes (glommio, monoio)
+/// never drop the tasks still pending when the runtime itself is dropped: those tasks would
+/// keep the sockets' listeners and connections open for the life of the process, and the
+/// sockets' keepers would never run. Run this on such a runtime just before it ends
+/// (`omq_glommio::block_on` and `omq_monoio::block_on` do). What LINGER still owed cannot be
+/// sent after the runtime ends; it is reported (a `WARN` through `tracing`). tokio and compio
+/// drop their tasks with the runtime, and sockets close by themselves there.
+pub async fn close_orphans<R: Runtime>() {
+    let open: Vec<Arc<Shared>> = KEEPERS.with(|k| {
+        k.borrow_mut()
+            .drain(..)
+            .filter_map(|w| w.upgrade())
+            .collect()
+    });
+    for shared in open {
+        let listeners = shared.stop_now();
+        shared.lock().keeper = crate::shared::Keeper::Gone;
+        released::<R>(&shared, &listeners).await;
+    }
+}
+
+/// Marks the keeper gone when its task ends or is dropped unfinished (its runtime shut down).
+/// Dropped unfinished after the last handle was dropped, it closes the socket on the spot, as
+/// the handle would have.
+#[derive(Debug)]
+pub(crate) struct KeeperGuard {
+    shared: Arc<Shared>,
+    armed: bool,
+}
+
+impl Drop for KeeperGuard {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let dropped = {
+            let mut st = self.shared.lock();
+            st.keeper = crate::shared::Keeper::Gone;
+            st.dropped
+        };
+        if dropped {
+            self.shared.close_now();
+        }
     }
 }
 

@@ -8,9 +8,10 @@
 //! started it, so use each socket from one runtime thread. (The `Socket` handle is only shared
 //! state behind a lock, so the type is nominally `Send + Sync`; a socket used from several
 //! threads spreads its tasks over their runtimes, which works but is not the model.) Dropping
-//! a socket's last handle starts its background close, so drop it inside the runtime (outside
-//! one, monoio panics), and `close().await` before the runtime ends when queued messages must
-//! get out.
+//! a socket's last handle, on any thread, wakes its background close on its runtime;
+//! `close().await` before the runtime ends when queued messages must get out. A runtime you
+//! build yourself should end with [`close_orphans`] ([`block_on`] does): monoio does not drop
+//! the tasks still pending when it is dropped.
 //!
 //! ```no_run
 //! use omq_monoio::{Message, Options, Socket, SocketType};
@@ -305,4 +306,27 @@ impl Runtime for Monoio {
             other => Err(net::not_a_stream(other)),
         }
     }
+}
+
+/// Runs `f` to completion on a fresh monoio runtime on the current thread (`FusionDriver`:
+/// io_uring where the kernel allows it, epoll otherwise; timers enabled), then closes the
+/// sockets `f` left open ([`close_orphans`]) before the runtime ends.
+pub fn block_on<F: Future>(f: F) -> io::Result<F::Output> {
+    let mut rt = monoio::RuntimeBuilder::<monoio::FusionDriver>::new()
+        .enable_timer()
+        .build()?;
+    Ok(rt.block_on(async {
+        let out = f.await;
+        close_orphans().await;
+        out
+    }))
+}
+
+/// Closes every socket still open on this thread's runtime; run it last on a runtime you
+/// built yourself, before it ends ([`block_on`] does). monoio does not drop the tasks still
+/// pending when it is dropped, so without this the sockets' listeners and connections could
+/// stay open for the life of the process. What LINGER still owed is reported through
+/// `tracing` (see `omq_driver::close_orphans`).
+pub async fn close_orphans() {
+    omq_driver::close_orphans::<Monoio>().await;
 }

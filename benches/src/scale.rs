@@ -1,0 +1,519 @@
+//! The connection-scale cells: N peers on one socket, the socket measured in the cell's own
+//! process, the peers in a second process (`omq-bench peers ...`, omq on a two-worker tokio
+//! runtime, the same peers for every implementation measured), so the measured process holds
+//! only the one socket and its N connections.
+//!
+//! - `scale`: N DEALERs connect to one ROUTER and each sends one message; then the peers send
+//!   `count` messages round robin over all N connections.
+//! - `scalepub`: N SUBs (subscribed to everything) connect to one PUB, which publishes probes
+//!   until every SUB has seen one; then it publishes `count` messages of `size` bytes to all.
+//!
+//! Metrics: `conn_s`, seconds from starting the peers until all N connections have
+//! handshaken and carried a first message (`conn_per_s` = N over that); `kb_per_conn`, the
+//! measured process's resident memory with the N connections up and idle, less the same
+//! before the peers started, over N (`peak_kb_per_conn` from the peak, VmHWM); then
+//! `steady_msg_s` (ROUTER: messages received per second) or `fanout_msg_s` (PUB: deliveries
+//! per second, all subscribers together, as the peers count them).
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures_util::future::join_all;
+use omq_driver::{Message, Options, Part, Runtime, Socket, SocketType};
+
+use crate::common::{self, Samples};
+use crate::omq::{Backend, CompioSt, GlommioSt, MonoioSt, TokioMt, TokioSt};
+use crate::spec::{Cell, Impl, Pattern};
+
+/// Resident memory now and at its peak (VmRSS, VmHWM), in KiB.
+pub fn rss_kb() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// Raises the open-file limit to its hard limit (N connections need N descriptors).
+pub fn raise_nofile() {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit only read and write the struct passed in.
+    #[allow(unsafe_code)]
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
+            lim.rlim_cur = lim.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        }
+    }
+}
+
+/// The peer process, seen from the measured one: its stdin (`go`, then closed to stop it) and
+/// the instants and values of the lines it prints.
+struct Peers {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    ready: Arc<(AtomicBool, Mutex<Option<Instant>>)>,
+    done: Arc<(AtomicBool, AtomicU64, Mutex<f64>)>,
+}
+
+impl Peers {
+    fn start(mode: &str, ep: &str, cell: &Cell) -> Peers {
+        let exe = std::env::current_exe().expect("current_exe");
+        let mut child = Command::new(exe)
+            .arg("peers")
+            .arg(format!("mode={mode}"))
+            .arg(format!("ep={ep}"))
+            .arg(format!("n={}", cell.subs))
+            .arg(format!("size={}", cell.size))
+            .arg(format!("count={}", cell.count))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn peers");
+        let stdin = child.stdin.take();
+        let out = child.stdout.take().expect("stdout");
+        let ready = Arc::new((AtomicBool::new(false), Mutex::new(None)));
+        let done = Arc::new((AtomicBool::new(false), AtomicU64::new(0), Mutex::new(0.0)));
+        let (r, d) = (ready.clone(), done.clone());
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines() {
+                let Ok(line) = line else { break };
+                let mut it = line.split_whitespace();
+                match it.next() {
+                    Some("ready") => {
+                        *r.1.lock().unwrap() = Some(Instant::now());
+                        r.0.store(true, Ordering::Release);
+                    }
+                    Some("done") => {
+                        let n: u64 = it.next().and_then(|v| v.parse().ok()).unwrap_or(0);
+                        let secs: f64 = it.next().and_then(|v| v.parse().ok()).unwrap_or(0.0);
+                        d.1.store(n, Ordering::Release);
+                        *d.2.lock().unwrap() = secs;
+                        d.0.store(true, Ordering::Release);
+                    }
+                    _ => {}
+                }
+            }
+        });
+        Peers {
+            child,
+            stdin,
+            ready,
+            done,
+        }
+    }
+
+    fn go(&mut self) {
+        if let Some(s) = self.stdin.as_mut() {
+            let _ = s.write_all(b"go\n");
+            let _ = s.flush();
+        }
+    }
+
+    fn ready_at(&self) -> Option<Instant> {
+        if self.ready.0.load(Ordering::Acquire) {
+            *self.ready.1.lock().unwrap()
+        } else {
+            None
+        }
+    }
+
+    fn done(&self) -> Option<(u64, f64)> {
+        self.done.0.load(Ordering::Acquire).then(|| {
+            (
+                self.done.1.load(Ordering::Acquire),
+                *self.done.2.lock().unwrap(),
+            )
+        })
+    }
+
+    fn stop(mut self) {
+        drop(self.stdin.take());
+        let until = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < until {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // Our own child, by its handle.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// What the measured side saw, turned into metrics.
+struct Seen {
+    n: usize,
+    base: (u64, u64),
+    conn: Duration,
+    idle: (u64, u64),
+    steady: (&'static str, f64),
+}
+
+impl Seen {
+    fn metrics(&self) -> Samples {
+        let n = self.n as f64;
+        vec![
+            ("conn_s".into(), self.conn.as_secs_f64()),
+            ("conn_per_s".into(), n / self.conn.as_secs_f64()),
+            (
+                "kb_per_conn".into(),
+                self.idle.0.saturating_sub(self.base.0) as f64 / n,
+            ),
+            (
+                "peak_kb_per_conn".into(),
+                self.idle.1.saturating_sub(self.base.1) as f64 / n,
+            ),
+            (self.steady.0.into(), self.steady.1),
+        ]
+    }
+}
+
+/// How often the publisher repeats its (5-byte) probe and end marker: rarely enough not to load
+/// a publisher with N connections, often enough to add little to the connect time.
+const PROBE: Duration = Duration::from_millis(20);
+
+/// The measured socket's listen backlog (BACKLOG), the same for every implementation: large
+/// enough (the kernel caps it at net.core.somaxconn, 4096 here) that a burst of N connects is
+/// not mostly dropped and retried by the peers' kernels a second or more later, which would
+/// measure TCP's SYN back-off instead of the socket. (With libzmq's default of 100, 10,000
+/// connects take 10-37 s on every implementation, libzmq included.)
+const BACKLOG: i32 = 4096;
+
+fn server_options() -> Options {
+    Options::default().backlog(BACKLOG)
+}
+
+/// Lets connections that have just carried their first message go idle before memory is read.
+const SETTLE: Duration = Duration::from_millis(300);
+
+/// Runs a scale cell of any implementation (the measured side).
+pub fn run(cell: &Cell) -> Result<Samples, String> {
+    raise_nofile();
+    match cell.imp {
+        Impl::OmqTokio => Ok(on::<TokioSt>(cell)),
+        Impl::OmqTokioMt => {
+            Ok(TokioMt::shared()
+                .expect("runtime")
+                .block_on(side::<omq_tokio::Tokio>(cell.clone())))
+        }
+        Impl::OmqCompio => Ok(on::<CompioSt>(cell)),
+        Impl::OmqMonoio => Ok(on::<MonoioSt>(cell)),
+        Impl::OmqGlommio => Ok(on::<GlommioSt>(cell)),
+        Impl::Libzmq => libzmq_side(cell).map_err(|e| format!("libzmq: {e}")),
+        other => Err(format!("{other} has no scale cell")),
+    }
+}
+
+fn on<B: Backend>(cell: &Cell) -> Samples {
+    B::block_on(side::<B::R>(cell.clone()))
+}
+
+async fn sleep<R: Runtime>(d: Duration) {
+    R::sleep_until(R::now() + d).await;
+}
+
+async fn side<R: Runtime>(cell: Cell) -> Samples {
+    let n = cell.subs;
+    match cell.pattern {
+        Pattern::Scale => {
+            let router = Socket::<R>::new(SocketType::Router, server_options()).expect("socket");
+            let ep = router.bind("tcp://127.0.0.1:0").await.expect("bind");
+            let base = rss_kb();
+            let t0 = Instant::now();
+            let mut peers = Peers::start("dealer", &ep.to_string(), &cell);
+            for _ in 0..n {
+                router.recv().await.expect("recv");
+            }
+            let conn = t0.elapsed();
+            sleep::<R>(SETTLE).await;
+            let idle = rss_kb();
+            peers.go();
+            router.recv().await.expect("recv");
+            let first = Instant::now();
+            for _ in 1..cell.count {
+                router.recv().await.expect("recv");
+            }
+            let secs = first.elapsed().as_secs_f64();
+            peers.stop();
+            Seen {
+                n,
+                base,
+                conn,
+                idle,
+                steady: ("steady_msg_s", (cell.count - 1) as f64 / secs),
+            }
+            .metrics()
+        }
+        _ => {
+            let publ = Socket::<R>::new(SocketType::Pub, server_options()).expect("socket");
+            let ep = publ.bind("tcp://127.0.0.1:0").await.expect("bind");
+            let base = rss_kb();
+            let t0 = Instant::now();
+            let mut peers = Peers::start("sub", &ep.to_string(), &cell);
+            let hello = common::tagged(5, common::TAG_HELLO);
+            let ready = loop {
+                if let Some(at) = peers.ready_at() {
+                    break at;
+                }
+                publ.send(copy(&hello)).await.expect("send");
+                sleep::<R>(PROBE).await;
+            };
+            let conn = ready - t0;
+            sleep::<R>(SETTLE).await;
+            let idle = rss_kb();
+            peers.go();
+            let data = common::tagged(cell.size, common::TAG_DATA);
+            for _ in 0..cell.count {
+                publ.send(copy(&data)).await.expect("send");
+            }
+            let end = common::tagged(5, common::TAG_END);
+            let (delivered, secs) = loop {
+                if let Some(d) = peers.done() {
+                    break d;
+                }
+                publ.send(copy(&end)).await.expect("send");
+                sleep::<R>(PROBE).await;
+            };
+            peers.stop();
+            Seen {
+                n,
+                base,
+                conn,
+                idle,
+                steady: ("fanout_msg_s", delivered as f64 / secs.max(1e-9)),
+            }
+            .metrics()
+        }
+    }
+}
+
+fn copy(payload: &[u8]) -> Message {
+    Message::from(Part::copy_from_slice(payload))
+}
+
+fn libzmq_side(cell: &Cell) -> zmq::Result<Samples> {
+    let n = cell.subs;
+    let ctx = zmq::Context::new();
+    let pattern = cell.pattern;
+    if pattern == Pattern::Scale {
+        let router = ctx.socket(zmq::ROUTER)?;
+        router.set_backlog(BACKLOG)?;
+        router.bind("tcp://127.0.0.1:*")?;
+        let ep = router.get_last_endpoint()?.expect("utf-8 endpoint");
+        let base = rss_kb();
+        let t0 = Instant::now();
+        let mut peers = Peers::start("dealer", &ep, cell);
+        for _ in 0..n {
+            router.recv_multipart(0)?;
+        }
+        let conn = t0.elapsed();
+        std::thread::sleep(SETTLE);
+        let idle = rss_kb();
+        peers.go();
+        router.recv_multipart(0)?;
+        let first = Instant::now();
+        for _ in 1..cell.count {
+            router.recv_multipart(0)?;
+        }
+        let secs = first.elapsed().as_secs_f64();
+        peers.stop();
+        Ok(Seen {
+            n,
+            base,
+            conn,
+            idle,
+            steady: ("steady_msg_s", (cell.count - 1) as f64 / secs),
+        }
+        .metrics())
+    } else {
+        let publ = ctx.socket(zmq::PUB)?;
+        publ.set_backlog(BACKLOG)?;
+        publ.bind("tcp://127.0.0.1:*")?;
+        let ep = publ.get_last_endpoint()?.expect("utf-8 endpoint");
+        let base = rss_kb();
+        let t0 = Instant::now();
+        let mut peers = Peers::start("sub", &ep, cell);
+        let hello = common::tagged(5, common::TAG_HELLO);
+        let ready = loop {
+            if let Some(at) = peers.ready_at() {
+                break at;
+            }
+            publ.send(&hello[..], 0)?;
+            std::thread::sleep(PROBE);
+        };
+        let conn = ready - t0;
+        std::thread::sleep(SETTLE);
+        let idle = rss_kb();
+        peers.go();
+        let data = common::tagged(cell.size, common::TAG_DATA);
+        for _ in 0..cell.count {
+            publ.send(&data[..], 0)?;
+        }
+        let end = common::tagged(5, common::TAG_END);
+        let (delivered, secs) = loop {
+            if let Some(d) = peers.done() {
+                break d;
+            }
+            publ.send(&end[..], 0)?;
+            std::thread::sleep(PROBE);
+        };
+        peers.stop();
+        Ok(Seen {
+            n,
+            base,
+            conn,
+            idle,
+            steady: ("fanout_msg_s", delivered as f64 / secs.max(1e-9)),
+        }
+        .metrics())
+    }
+}
+
+/// The peer process: `omq-bench peers mode=dealer|sub ep=E n=N size=S count=C`.
+pub fn peers_main(args: &[String]) -> Result<(), String> {
+    let mut mode = String::new();
+    let (mut ep, mut n, mut size, mut count) = (String::new(), 1usize, 64usize, 1usize);
+    for a in args {
+        let (k, v) = a
+            .split_once('=')
+            .ok_or_else(|| format!("bad argument {a:?}"))?;
+        let num = || v.parse::<usize>().map_err(|e| format!("{k}: {e}"));
+        match k {
+            "mode" => mode = v.into(),
+            "ep" => ep = v.into(),
+            "n" => n = num()?,
+            "size" => size = num()?,
+            "count" => count = num()?,
+            _ => return Err(format!("unknown key {k:?}")),
+        }
+    }
+    raise_nofile();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    rt.block_on(async move {
+        match mode.as_str() {
+            "dealer" => dealers(&ep, n, size, count).await,
+            "sub" => subs(&ep, n).await,
+            m => Err(format!("unknown mode {m:?}")),
+        }
+    })
+}
+
+type PeerSocket = omq_tokio::Socket;
+
+/// Lines read from stdin (`go`), by a thread that ends the whole process when stdin closes:
+/// the measured process closes it to stop the peers, and a measured process killed for its
+/// time limit closes it too, so no peer process outlives its cell.
+fn stdin_lines() -> tokio::sync::mpsc::UnboundedReceiver<()> {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    std::thread::spawn(move || loop {
+        let mut line = String::new();
+        match std::io::stdin().read_line(&mut line) {
+            Ok(k) if k > 0 => {
+                let _ = tx.send(());
+            }
+            _ => std::process::exit(0),
+        }
+    });
+    rx
+}
+
+async fn dealers(ep: &str, n: usize, size: usize, count: usize) -> Result<(), String> {
+    let mut lines = stdin_lines();
+    let payload = common::payload(size);
+    let all = join_all((0..n).map(|_| {
+        let payload = payload.clone();
+        async move {
+            let d = PeerSocket::new(SocketType::Dealer, Options::default()).expect("socket");
+            d.connect(ep).await.expect("connect");
+            d.send(copy(&payload)).await.expect("send");
+            d
+        }
+    }))
+    .await;
+    lines.recv().await;
+    for k in 0..count {
+        all[k % n].send(copy(&payload)).await.expect("send");
+    }
+    lines.recv().await;
+    Ok(())
+}
+
+async fn subs(ep: &str, n: usize) -> Result<(), String> {
+    use std::sync::atomic::AtomicUsize;
+    let mut lines = stdin_lines();
+    let ready = Arc::new(AtomicUsize::new(0));
+    let done = Arc::new(AtomicUsize::new(0));
+    let delivered = Arc::new(AtomicU64::new(0));
+    let first = Arc::new(Mutex::new(None::<Instant>));
+    let last = Arc::new(Mutex::new(None::<Instant>));
+    let sockets = join_all((0..n).map(|_| async {
+        let s = PeerSocket::new(SocketType::Sub, Options::default()).expect("socket");
+        s.subscribe(b"").expect("subscribe");
+        s.connect(ep).await.expect("connect");
+        s
+    }))
+    .await;
+    let tasks: Vec<_> = sockets
+        .into_iter()
+        .map(|s| {
+            let (ready, done, delivered) = (ready.clone(), done.clone(), delivered.clone());
+            let (first, last) = (first.clone(), last.clone());
+            tokio::spawn(async move {
+                let mut seen_hello = false;
+                loop {
+                    let m = s.recv().await.expect("recv");
+                    let tag = m.get(0).and_then(|p| p.first().copied()).unwrap_or(0);
+                    match tag {
+                        common::TAG_HELLO if !seen_hello => {
+                            seen_hello = true;
+                            if ready.fetch_add(1, Ordering::AcqRel) + 1 == n {
+                                println!("ready");
+                            }
+                        }
+                        common::TAG_DATA => {
+                            let now = Instant::now();
+                            first.lock().unwrap().get_or_insert(now);
+                            *last.lock().unwrap() = Some(now);
+                            delivered.fetch_add(1, Ordering::Relaxed);
+                        }
+                        common::TAG_END => {
+                            if done.fetch_add(1, Ordering::AcqRel) + 1 == n {
+                                let f = first.lock().unwrap().unwrap_or_else(Instant::now);
+                                let l = last.lock().unwrap().unwrap_or(f);
+                                println!(
+                                    "done {} {}",
+                                    delivered.load(Ordering::Acquire),
+                                    (l - f).as_secs_f64()
+                                );
+                            }
+                            break;
+                        }
+                        _ => {}
+                    }
+                }
+            })
+        })
+        .collect();
+    join_all(tasks).await;
+    // Until stdin closes (the thread then ends the process).
+    while lines.recv().await.is_some() {}
+    Ok(())
+}
