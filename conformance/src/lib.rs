@@ -11,6 +11,7 @@
 //! - [`draft`]: the draft socket types against a libzmq built with its draft API.
 //! - [`hostile`]: hostile peers (raw ZMTP bytes) against omq over real sockets, on every backend.
 //! - [`pyomq`]: `lz4+tcp://` and `zstd+tcp://` interop with pyomq (omq.rs), on every backend.
+//! - [`pyomq_draft`]: the draft socket types against pyomq, on every backend.
 //! - [`netns`]: two network namespaces joined by an impaired link (loss, delay, partitions).
 
 pub mod api;
@@ -25,6 +26,7 @@ pub mod netfaults;
 pub mod netns;
 pub mod plugged;
 pub mod pyomq;
+pub mod pyomq_draft;
 pub mod report;
 pub mod scenarios;
 pub mod secure;
