@@ -149,6 +149,31 @@ impl Ctx<'_> {
         Ok(msg)
     }
 
+    /// The next message in turn and the routing id of the pipe it came from, read before the
+    /// pipe is resumed (a drained pipe goes then): ROUTER and STREAM put it in front, SERVER
+    /// and PEER attach it as a number.
+    pub(crate) fn pop_with_id(&mut self) -> Result<(Option<Bytes>, Message), RecvError> {
+        let (id, msg) = self.pop().ok_or(RecvError::WouldBlock)?;
+        let rid = self.pipes.get(id).and_then(|p| p.routing_id.clone());
+        self.maybe_resume(id);
+        Ok((rid, msg))
+    }
+
+    /// What an addressed send (ROUTER, SERVER, PEER, STREAM) finds at `target`, the pipe its
+    /// routing id names.
+    pub(crate) fn addressed(&self, target: Option<PipeId>) -> Addressed {
+        match target.and_then(|id| Some((id, self.pipes.get(id)?))) {
+            Some((id, p)) if p.attached => {
+                if p.has_room(self.send_hwm()) {
+                    Addressed::Ready(id)
+                } else {
+                    Addressed::Full
+                }
+            }
+            _ => Addressed::Unknown,
+        }
+    }
+
     /// Whether any pipe has a message waiting.
     pub(crate) fn has_message(&self) -> bool {
         self.fq.has_message(self.pipes)
@@ -179,6 +204,17 @@ impl Ctx<'_> {
         self.fq.notify(self.pipes, pipe);
         Ok(())
     }
+}
+
+/// What an addressed send found (see [`Ctx::addressed`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Addressed {
+    /// No attached pipe has that routing id.
+    Unknown,
+    /// The pipe is at SNDHWM.
+    Full,
+    /// The pipe takes the message.
+    Ready(PipeId),
 }
 
 /// Load-balanced send: the next pipe in turn with room takes the message.

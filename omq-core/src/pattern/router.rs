@@ -10,7 +10,7 @@
 
 use bytes::Bytes;
 
-use super::{Attach, Ctx, Rules};
+use super::{Addressed, Attach, Ctx, Rules};
 use crate::message::Message;
 use crate::options::Options;
 use crate::pipe::{PipeId, Pipes};
@@ -38,39 +38,27 @@ impl Rules for Router {
             return Err(SendError::InvalidMessage(msg, MessageError::NoRoutingId));
         }
         let mandatory = ctx.options.router_mandatory;
-        let target = self.table.lookup(&msg.parts()[0]);
-        let Some(id) = target.filter(|&id| ctx.pipes.get(id).is_some_and(|p| p.attached)) else {
-            return if mandatory {
-                Err(SendError::HostUnreachable(msg))
-            } else {
+        let id = match ctx.addressed(self.table.lookup(&msg.parts()[0])) {
+            Addressed::Ready(id) => id,
+            Addressed::Unknown if mandatory => return Err(SendError::HostUnreachable(msg)),
+            Addressed::Full if mandatory => return Err(SendError::WouldBlock(msg)),
+            Addressed::Unknown => {
                 crate::trace::dropped!("ROUTER: no peer with that routing id");
-                Ok(())
-            };
-        };
-        let hwm = ctx.send_hwm();
-        if !ctx.pipes.get(id).is_some_and(|p| p.has_room(hwm)) {
-            return if mandatory {
-                Err(SendError::WouldBlock(msg))
-            } else {
+                return Ok(());
+            }
+            Addressed::Full => {
                 crate::trace::dropped!("ROUTER: the peer is at SNDHWM");
-                Ok(())
-            };
-        }
+                return Ok(());
+            }
+        };
         msg.pop_front();
         ctx.enqueue(id, msg);
         Ok(())
     }
 
     fn recv(&mut self, ctx: &mut Ctx<'_>) -> Result<Message, RecvError> {
-        let (id, mut msg) = ctx.pop().ok_or(RecvError::WouldBlock)?;
-        // Read the id before resuming: a drained pipe goes then.
-        let rid = ctx
-            .pipes
-            .get(id)
-            .and_then(|p| p.routing_id.clone())
-            .unwrap_or_default();
-        msg.push_front(rid);
-        ctx.maybe_resume(id);
+        let (rid, mut msg) = ctx.pop_with_id()?;
+        msg.push_front(rid.unwrap_or_default());
         Ok(msg)
     }
 

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use bytes::Bytes;
 
-use super::{Attach, Ctx, Rules};
+use super::{Addressed, Attach, Ctx, Rules};
 use crate::message::Message;
 use crate::options::Options;
 use crate::pipe::{PipeId, Pipes};
@@ -54,33 +54,21 @@ pub(crate) fn number(routing_id: &[u8]) -> Option<u32> {
 impl Rules for Server {
     fn send(&mut self, ctx: &mut Ctx<'_>, mut msg: Message) -> Result<(), SendError> {
         let target = msg.routing_id().and_then(|id| self.by_id.get(&id).copied());
-        let Some(id) = target.filter(|&id| ctx.pipes.get(id).is_some_and(|p| p.attached)) else {
-            return Err(SendError::HostUnreachable(msg));
+        let id = match ctx.addressed(target) {
+            Addressed::Ready(id) => id,
+            Addressed::Unknown => return Err(SendError::HostUnreachable(msg)),
+            Addressed::Full => return Err(SendError::WouldBlock(msg)),
         };
-        if !ctx
-            .pipes
-            .get(id)
-            .is_some_and(|p| p.has_room(ctx.send_hwm()))
-        {
-            return Err(SendError::WouldBlock(msg));
-        }
         msg.set_routing_id(0);
         ctx.enqueue(id, msg);
         Ok(())
     }
 
     fn recv(&mut self, ctx: &mut Ctx<'_>) -> Result<Message, RecvError> {
-        let (id, mut msg) = ctx.pop().ok_or(RecvError::WouldBlock)?;
-        // Read the number before resuming: a drained pipe goes then.
-        if let Some(n) = ctx
-            .pipes
-            .get(id)
-            .and_then(|p| p.routing_id.as_deref())
-            .and_then(number)
-        {
+        let (rid, mut msg) = ctx.pop_with_id()?;
+        if let Some(n) = rid.as_deref().and_then(number) {
             msg.set_routing_id(n);
         }
-        ctx.maybe_resume(id);
         Ok(msg)
     }
 

@@ -10,7 +10,7 @@
 
 use bytes::Bytes;
 
-use super::{Attach, Ctx, Rules};
+use super::{Addressed, Attach, Ctx, Rules};
 use crate::message::Message;
 use crate::options::Options;
 use crate::pipe::{PipeId, Pipes};
@@ -37,17 +37,11 @@ impl Rules for Stream {
         if msg.len() != 2 {
             return Err(SendError::InvalidMessage(msg, MessageError::NoRoutingId));
         }
-        let target = self.table.lookup(&msg.parts()[0]);
-        let Some(id) = target.filter(|&id| ctx.pipes.get(id).is_some_and(|p| p.attached)) else {
-            return Err(SendError::HostUnreachable(msg));
+        let id = match ctx.addressed(self.table.lookup(&msg.parts()[0])) {
+            Addressed::Ready(id) => id,
+            Addressed::Unknown => return Err(SendError::HostUnreachable(msg)),
+            Addressed::Full => return Err(SendError::WouldBlock(msg)),
         };
-        if !ctx
-            .pipes
-            .get(id)
-            .is_some_and(|p| p.has_room(ctx.send_hwm()))
-        {
-            return Err(SendError::WouldBlock(msg));
-        }
         msg.pop_front();
         // An empty body stays empty: the connection closes when it reaches the wire.
         ctx.enqueue(id, msg);
@@ -55,14 +49,8 @@ impl Rules for Stream {
     }
 
     fn recv(&mut self, ctx: &mut Ctx<'_>) -> Result<Message, RecvError> {
-        let (id, mut msg) = ctx.pop().ok_or(RecvError::WouldBlock)?;
-        let rid = ctx
-            .pipes
-            .get(id)
-            .and_then(|p| p.routing_id.clone())
-            .unwrap_or_default();
-        msg.push_front(rid);
-        ctx.maybe_resume(id);
+        let (rid, mut msg) = ctx.pop_with_id()?;
+        msg.push_front(rid.unwrap_or_default());
         Ok(msg)
     }
 
