@@ -122,7 +122,10 @@ impl Metadata {
 
     /// Parses properties from `data`, which must hold whole properties and nothing else.
     pub fn decode(data: &Bytes) -> Result<Metadata, ProtocolError> {
-        let mut props = Vec::new();
+        // Count first, so the list is allocated once at its exact size: growing it by
+        // doubling held up to three times the entries at once, ~24 bytes of memory per byte
+        // of tiny properties received (found by the metadata fuzz target's budget).
+        let mut props = Vec::with_capacity(Self::count(data));
         let mut i = 0usize;
         while i < data.len() {
             let name_len = data[i] as usize;
@@ -153,6 +156,31 @@ impl Metadata {
             i += vlen;
         }
         Ok(Metadata { props })
+    }
+
+    /// How many properties `data` holds, as far as its lengths are consistent (what
+    /// [`Metadata::decode`] then checks in full).
+    fn count(data: &[u8]) -> usize {
+        let (mut i, mut n) = (0usize, 0usize);
+        while i < data.len() {
+            let name_len = data[i] as usize;
+            let Some(vlen_at) = (i + 1 + name_len)
+                .checked_add(4)
+                .filter(|&e| e <= data.len())
+            else {
+                break;
+            };
+            let v = &data[vlen_at - 4..vlen_at];
+            let vlen = u32::from_be_bytes([v[0], v[1], v[2], v[3]]) as usize;
+            match vlen_at.checked_add(vlen) {
+                Some(end) if end <= data.len() && name_len > 0 => {
+                    n += 1;
+                    i = end;
+                }
+                _ => break,
+            }
+        }
+        n
     }
 }
 
