@@ -179,7 +179,12 @@ impl Connection {
                     self.stash.push_front(e);
                     return false;
                 }
-                SessionEvent::Subscribe(t) => socket.handle_subscribe(self.pipe, t),
+                SessionEvent::Subscribe(t) => {
+                    socket.handle_subscribe(self.pipe, t);
+                    if self.over_subscribed(socket) {
+                        return true;
+                    }
+                }
                 SessionEvent::Cancel(t) => socket.handle_cancel(self.pipe, t),
                 SessionEvent::AuthRequest(request) => {
                     let reply = socket.options().authenticate(&request);
@@ -187,8 +192,25 @@ impl Connection {
                         self.failed = Some(e);
                     }
                 }
-                SessionEvent::Join(g) => socket.handle_join(self.pipe, g),
+                SessionEvent::Join(g) => {
+                    socket.handle_join(self.pipe, g);
+                    if self.over_subscribed(socket) {
+                        return true;
+                    }
+                }
                 SessionEvent::Leave(g) => socket.handle_leave(self.pipe, g),
+            }
+        }
+    }
+
+    /// MAX_SUBSCRIPTIONS: true (and the connection failed) once the peer holds more topics
+    /// or groups than allowed; the events after it are not delivered.
+    fn over_subscribed(&mut self, socket: &Socket) -> bool {
+        match socket.subscription_limit(self.pipe) {
+            Ok(()) => false,
+            Err(e) => {
+                self.failed = Some(e.into());
+                true
             }
         }
     }

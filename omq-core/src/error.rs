@@ -313,6 +313,12 @@ pub enum LimitError {
         /// Configured maximum.
         max: usize,
     },
+    /// The peer subscribed to more topics (or joined more groups) than MAX_SUBSCRIPTIONS.
+    #[error("peer holds more than {max} subscriptions (MAX_SUBSCRIPTIONS)")]
+    TooManySubscriptions {
+        /// Configured maximum.
+        max: usize,
+    },
 }
 
 /// Which timer ended a connection.

@@ -83,6 +83,7 @@ pub enum OptionName {
     CompressionDict,
     CompressionAutoTrain,
     CompressionLevel,
+    MaxSubscriptions,
 }
 
 impl OptionName {
@@ -144,6 +145,7 @@ impl OptionName {
             CompressionDict => "COMPRESSION_DICT",
             CompressionAutoTrain => "COMPRESSION_AUTO_TRAIN",
             CompressionLevel => "COMPRESSION_LEVEL",
+            MaxSubscriptions => "MAX_SUBSCRIPTIONS",
         }
     }
 
@@ -171,6 +173,7 @@ impl OptionName {
             XpubVerbose | XpubVerboser | XpubManual | XpubWelcomeMsg => t == T::XPub,
             XpubNodrop => matches!(t, T::Pub | T::XPub),
             XsubVerboseUnsubscribe => t == T::XSub,
+            MaxSubscriptions => matches!(t, T::Pub | T::XPub | T::Radio),
             InvertMatching => matches!(t, T::Pub | T::XPub | T::Sub | T::XSub),
             _ => true,
         }
@@ -360,6 +363,10 @@ pub enum SocketOption {
     CompressionAutoTrain(bool),
     /// COMPRESSION_LEVEL (OMQ_COMPRESSION_LEVEL): the zstd level, -7 to 4 (default 1).
     CompressionLevel(i32),
+    /// MAX_SUBSCRIPTIONS (omq's own; PUB, XPUB, RADIO): the most topics (groups, for RADIO)
+    /// one peer may hold subscribed; a peer that asks for more is disconnected (monitor:
+    /// DISCONNECTED). 0, the default, is no limit, as libzmq.
+    MaxSubscriptions(usize),
 }
 
 impl SocketOption {
@@ -419,6 +426,7 @@ impl SocketOption {
             O::CompressionDict(_) => OptionName::CompressionDict,
             O::CompressionAutoTrain(_) => OptionName::CompressionAutoTrain,
             O::CompressionLevel(_) => OptionName::CompressionLevel,
+            O::MaxSubscriptions(_) => OptionName::MaxSubscriptions,
         }
     }
 }
@@ -468,6 +476,7 @@ pub struct Options {
     pub(crate) compression_dict: Option<Bytes>,
     pub(crate) compression_auto_train: bool,
     pub(crate) compression_level: i32,
+    pub(crate) max_subscriptions: usize,
     /// libzmq-style security options, turned into `mechanism` when the socket is made.
     security: Security,
     /// Options set explicitly (checked against the socket type).
@@ -521,6 +530,7 @@ impl Default for Options {
             compression_dict: None,
             compression_auto_train: false,
             compression_level: crate::compress::DEFAULT_LEVEL,
+            max_subscriptions: 0,
             security: Security::default(),
             set: Vec::new(),
             error: None,
@@ -657,6 +667,10 @@ builder! {
     compression_auto_train(bool) => CompressionAutoTrain;
     /// COMPRESSION_LEVEL: the zstd level, -7 to 4 (default 1).
     compression_level(i32) => CompressionLevel;
+    /// MAX_SUBSCRIPTIONS (PUB, XPUB, RADIO): the most topics or groups one peer may hold; a
+    /// peer that subscribes to more is disconnected. 0 (the default): no limit, as libzmq.
+    /// Set it on sockets that face untrusted subscribers: each distinct topic costs memory.
+    max_subscriptions(usize) => MaxSubscriptions;
 }
 
 impl Options {
@@ -914,6 +928,7 @@ impl Options {
                 self.compression_dict = v;
             }
             O::CompressionAutoTrain(v) => self.compression_auto_train = v,
+            O::MaxSubscriptions(v) => self.max_subscriptions = v,
             O::CompressionLevel(v) => {
                 if !crate::compress::LEVELS.contains(&v) {
                     return Err(invalid("a zstd level from -7 to 4"));

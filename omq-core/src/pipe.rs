@@ -113,6 +113,8 @@ pub struct Pipe {
     /// Scratch mark used while distributing one message, so a pipe matched by several
     /// subscriptions gets it once.
     pub mark: u64,
+    /// How many topics (RADIO: groups) the peer holds subscribed, for MAX_SUBSCRIPTIONS.
+    pub subscriptions: usize,
 }
 
 impl Pipe {
@@ -132,6 +134,7 @@ impl Pipe {
             read_paused: false,
             queued_for_read: false,
             mark: 0,
+            subscriptions: 0,
         }
     }
 

@@ -19,7 +19,7 @@ use bytes::Bytes;
 
 use crate::compress::{Compression, CompressionConfig};
 use crate::endpoint::{Endpoint, EndpointError};
-use crate::error::{ProtocolError, SessionError};
+use crate::error::{LimitError, ProtocolError, SessionError};
 use crate::message::{Message, Part};
 use crate::monitor::{EventKind, EventPeer, MonitorEvent};
 use crate::options::{OptionError, OptionName, Options, SocketOption};
@@ -793,10 +793,32 @@ impl Socket {
         self.handle_subscription(pipe, &topic, false);
     }
 
-    /// PUB/XPUB: records a peer's (un)subscription (XPUB passes it up to the application).
+    /// PUB/XPUB/RADIO: records a peer's (un)subscription (XPUB passes it up to the
+    /// application), and counts what the peer holds for MAX_SUBSCRIPTIONS.
     fn handle_subscription(&mut self, pipe: PipeId, topic: &[u8], on: bool) {
         let (pattern, mut ctx) = self.split();
-        pattern.handle_subscription(&mut ctx, pipe, topic, on);
+        if pattern.handle_subscription(&mut ctx, pipe, topic, on) {
+            if let Some(p) = self.pipes.get_mut(pipe) {
+                if on {
+                    p.subscriptions += 1;
+                } else {
+                    p.subscriptions = p.subscriptions.saturating_sub(1);
+                }
+            }
+        }
+    }
+
+    /// MAX_SUBSCRIPTIONS: an error once the peer on `pipe` holds more topics (or groups) than
+    /// allowed. [`crate::Connection`] asks after each subscription and ends the connection
+    /// with it; the peer's subscriptions go with the connection.
+    pub fn subscription_limit(&self, pipe: PipeId) -> Result<(), LimitError> {
+        let max = self.options.max_subscriptions;
+        match self.pipes.get(pipe) {
+            Some(p) if max != 0 && p.subscriptions > max => {
+                Err(LimitError::TooManySubscriptions { max })
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Subscribes to a topic prefix: SUB's SUBSCRIBE option, or, with XPUB_MANUAL, subscribes
@@ -1003,6 +1025,7 @@ impl Socket {
         p.attached = false;
         p.out.clear();
         p.commands.clear();
+        p.subscriptions = 0;
         let keep_inbound = !close && !p.inbound.is_empty();
         // A pipe kept for its unread messages keeps its routing id too: ROUTER still prefixes
         // them with it (taking it gave them an empty id).

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 
 use omq_core::pipe::{Outbound, PipeId};
-use omq_core::routing::trie::{PipeSet, Trie};
+use omq_core::routing::trie::{Change, PipeSet, Trie};
 use omq_core::simnet::Net;
 use omq_core::wire::metadata::Metadata;
 use omq_core::{CloseReason, Message, Options, PeerInfo, Socket, SocketType};
@@ -180,12 +180,15 @@ proptest! {
             let p = ids[who as usize];
             if add {
                 let first = model.get(&topic).is_none_or(|s| s.is_empty());
-                prop_assert_eq!(trie.add(&topic, p), first);
-                model.entry(topic).or_default().insert(p);
+                let new = model.entry(topic.clone()).or_default().insert(p);
+                prop_assert_eq!(trie.add(&topic, p), Change { pipe: new, topic: first });
             } else {
                 let had = model.get_mut(&topic).is_some_and(|s| s.remove(&p));
                 let now_empty = model.get(&topic).is_none_or(|s| s.is_empty());
-                prop_assert_eq!(trie.remove(&topic, p), had && now_empty);
+                prop_assert_eq!(
+                    trie.remove(&topic, p),
+                    Change { pipe: had, topic: had && now_empty }
+                );
             }
         }
         let mut got: HashMap<Vec<u8>, HashSet<PipeId>> = HashMap::new();

@@ -283,8 +283,17 @@ pub(crate) trait Rules {
     /// `pipe`'s handshake completed (every connection and reconnection), after it attached.
     fn handle_ready(&mut self, _ctx: &mut Ctx<'_>, _pipe: PipeId) {}
 
-    /// The peer on `pipe` subscribed (`on`) to `topic` or cancelled it.
-    fn handle_subscription(&mut self, _ctx: &mut Ctx<'_>, _pipe: PipeId, _topic: &[u8], _on: bool) {
+    /// The peer on `pipe` subscribed (`on`) to `topic` or cancelled it. True when that
+    /// changed what the peer holds (a topic or group it had not, or had), so the socket can
+    /// keep MAX_SUBSCRIPTIONS per peer.
+    fn handle_subscription(
+        &mut self,
+        _ctx: &mut Ctx<'_>,
+        _pipe: PipeId,
+        _topic: &[u8],
+        _on: bool,
+    ) -> bool {
+        false
     }
 
     /// Whether a (un)subscription from `pipe` can be taken now (see
@@ -433,7 +442,7 @@ impl Pattern {
         pipe: PipeId,
         topic: &[u8],
         on: bool,
-    ) {
+    ) -> bool {
         dispatch!(self, p => p.handle_subscription(ctx, pipe, topic, on))
     }
 

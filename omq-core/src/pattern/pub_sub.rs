@@ -24,7 +24,7 @@ use super::{Attach, Ctx, Rules};
 use crate::message::Message;
 use crate::options::Options;
 use crate::pipe::{Command, PipeId, Pipes};
-use crate::routing::trie::{PipeSet, Trie};
+use crate::routing::trie::{Change, PipeSet, Trie};
 use crate::routing::LoadBalancer;
 use crate::socket::{RecvError, SendError};
 
@@ -112,7 +112,7 @@ impl Publisher {
 
     /// Records a (un)subscription; true when the topic got its first subscriber or lost its
     /// last.
-    fn record(&mut self, topic: &[u8], pipe: PipeId, on: bool) -> bool {
+    fn record(&mut self, topic: &[u8], pipe: PipeId, on: bool) -> Change {
         if on {
             self.trie.add(topic, pipe)
         } else {
@@ -157,10 +157,14 @@ impl Rules for Pub {
         drop(self.0.trie.remove_pipe(pipe));
     }
 
-    fn handle_subscription(&mut self, ctx: &mut Ctx<'_>, pipe: PipeId, topic: &[u8], on: bool) {
-        if ctx.pipes.get(pipe).is_some() {
-            self.0.record(topic, pipe, on);
-        }
+    fn handle_subscription(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        pipe: PipeId,
+        topic: &[u8],
+        on: bool,
+    ) -> bool {
+        ctx.pipes.get(pipe).is_some() && self.0.record(topic, pipe, on).pipe
     }
 }
 
@@ -244,7 +248,13 @@ impl Rules for XPub {
         }
     }
 
-    fn handle_subscription(&mut self, ctx: &mut Ctx<'_>, pipe: PipeId, topic: &[u8], on: bool) {
+    fn handle_subscription(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        pipe: PipeId,
+        topic: &[u8],
+        on: bool,
+    ) -> bool {
         let o = ctx.options;
         let verbose = if on {
             o.xpub_verbose || o.xpub_verboser
@@ -252,17 +262,20 @@ impl Rules for XPub {
             o.xpub_verboser
         };
         if ctx.pipes.get(pipe).is_none() {
-            return;
+            return false;
         }
         let flag = u8::from(on);
         if o.xpub_manual {
+            // The application decides; what waits for it is bounded by RCVHWM.
             self.last_pipe = Some(pipe);
             self.up.push_back(notification(flag, topic));
-            return;
+            return false;
         }
-        if self.publisher.record(topic, pipe, on) || verbose {
+        let change = self.publisher.record(topic, pipe, on);
+        if change.topic || verbose {
             self.up.push_back(notification(flag, topic));
         }
+        change.pipe
     }
 
     /// False when RCVHWM notifications already wait: the connection keeps the event, stops

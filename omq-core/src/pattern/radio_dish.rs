@@ -19,10 +19,12 @@ use crate::options::Options;
 use crate::pipe::{Command, PipeId, Pipes};
 use crate::socket::{MessageError, RecvError, SendError};
 
-/// RADIO: the peers that joined each group.
+/// RADIO: the peers that joined each group. A list per group, not a set: a group has few
+/// members, and a group joined by one dish (what a flood of JOINs makes) costs one small
+/// allocation beside its name.
 #[derive(Debug, Default)]
 pub(crate) struct Radio {
-    groups: HashMap<Bytes, HashSet<PipeId>>,
+    groups: HashMap<Bytes, Vec<PipeId>>,
 }
 
 impl Rules for Radio {
@@ -39,8 +41,7 @@ impl Rules for Radio {
         let hwm = ctx.send_hwm();
         let body = msg.into_parts().next().unwrap_or_default();
         let wire = Message::multipart([Part::from(group), body]);
-        let targets: Vec<PipeId> = members.iter().copied().collect();
-        for id in targets {
+        for &id in members {
             if ctx
                 .pipes
                 .get(id)
@@ -78,27 +79,41 @@ impl Rules for Radio {
 
     fn detach(&mut self, _ctx: &mut Ctx<'_>, pipe: PipeId, _routing_id: Option<&Bytes>) {
         self.groups.retain(|_, members| {
-            members.remove(&pipe);
+            members.retain(|&p| p != pipe);
             !members.is_empty()
         });
     }
 
-    /// A dish joined (`on`) or left a group.
-    fn handle_subscription(&mut self, _ctx: &mut Ctx<'_>, pipe: PipeId, group: &[u8], on: bool) {
+    /// A dish joined (`on`) or left a group; true when it was not (or was) a member.
+    fn handle_subscription(
+        &mut self,
+        _ctx: &mut Ctx<'_>,
+        pipe: PipeId,
+        group: &[u8],
+        on: bool,
+    ) -> bool {
         if group.len() > MAX_GROUP {
-            return;
+            return false;
         }
         if on {
-            self.groups
-                .entry(Bytes::copy_from_slice(group))
-                .or_default()
-                .insert(pipe);
-        } else if let Some(members) = self.groups.get_mut(group) {
-            members.remove(&pipe);
-            if members.is_empty() {
-                self.groups.remove(group);
+            let members = self.groups.entry(Bytes::copy_from_slice(group)).or_default();
+            if members.contains(&pipe) {
+                return false;
             }
+            members.push(pipe);
+            return true;
         }
+        let Some(members) = self.groups.get_mut(group) else {
+            return false;
+        };
+        let Some(at) = members.iter().position(|&p| p == pipe) else {
+            return false;
+        };
+        members.swap_remove(at);
+        if members.is_empty() {
+            self.groups.remove(group);
+        }
+        true
     }
 }
 

@@ -67,7 +67,13 @@ impl<P: Rules> Rules for SinglePart<P> {
         self.0.handle_ready(ctx, pipe)
     }
 
-    fn handle_subscription(&mut self, ctx: &mut Ctx<'_>, pipe: PipeId, topic: &[u8], on: bool) {
+    fn handle_subscription(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        pipe: PipeId,
+        topic: &[u8],
+        on: bool,
+    ) -> bool {
         self.0.handle_subscription(ctx, pipe, topic, on)
     }
 

@@ -333,21 +333,41 @@ fn unsubscribe(set: &mut PipeSet, pipe: PipeId) -> bool {
     }
 }
 
+/// What one (un)subscription changed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Change {
+    /// The pipe's own subscriptions changed (it was not subscribed to the topic before a
+    /// subscription, or was before an unsubscription): what a per-peer count follows.
+    pub pipe: bool,
+    /// The topic gained its first subscriber, or lost its last: what XPUB passes up.
+    pub topic: bool,
+}
+
 impl Trie<PipeSet> {
-    /// Subscribes `pipe` to `topic`; true when the topic had no subscriber before.
-    pub fn add(&mut self, topic: &[u8], pipe: PipeId) -> bool {
+    /// Subscribes `pipe` to `topic`.
+    pub fn add(&mut self, topic: &[u8], pipe: PipeId) -> Change {
         let set = self.entry(topic);
         let first = set.is_empty();
-        if !set.contains(&pipe) {
+        let new = !set.contains(&pipe);
+        if new {
             set.push(pipe);
         }
-        first
+        Change {
+            pipe: new,
+            topic: first,
+        }
     }
 
-    /// Unsubscribes `pipe` from `topic`; true when that left the topic without subscribers.
-    pub fn remove(&mut self, topic: &[u8], pipe: PipeId) -> bool {
-        self.update(topic, |set| unsubscribe(set, pipe))
-            .unwrap_or(false)
+    /// Unsubscribes `pipe` from `topic`.
+    pub fn remove(&mut self, topic: &[u8], pipe: PipeId) -> Change {
+        self.update(topic, |set| {
+            let was = set.contains(&pipe);
+            Change {
+                pipe: was,
+                topic: unsubscribe(set, pipe),
+            }
+        })
+        .unwrap_or_default()
     }
 
     /// Unsubscribes `pipe` from everything; returns the topics left without subscribers, in
@@ -616,14 +636,19 @@ mod tests {
                     Op::Add(topic, p) => {
                         let set = model.entry(topic.clone()).or_default();
                         let first = set.is_empty();
-                        if !set.contains(&ids[p]) {
+                        let new = !set.contains(&ids[p]);
+                        if new {
                             set.push(ids[p]);
                         }
-                        prop_assert_eq!(t.add(&topic, ids[p]), first);
+                        prop_assert_eq!(t.add(&topic, ids[p]), Change { pipe: new, topic: first });
                     }
                     Op::Remove(topic, p) => {
-                        let want = model_unsubscribe(&mut model, &topic, ids[p]);
-                        prop_assert_eq!(t.remove(&topic, ids[p]), want);
+                        let was = model.get(&topic).is_some_and(|s| s.contains(&ids[p]));
+                        let emptied = model_unsubscribe(&mut model, &topic, ids[p]);
+                        prop_assert_eq!(
+                            t.remove(&topic, ids[p]),
+                            Change { pipe: was, topic: emptied }
+                        );
                     }
                     Op::RemovePipe(p) => {
                         let topics: Vec<Vec<u8>> = model.keys().cloned().collect();
