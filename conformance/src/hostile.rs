@@ -167,6 +167,19 @@ pub enum Case {
     /// notifications nor topics pile up. Bound: 16 MB at the peak (unbounded, they cost ~40
     /// MB); once the application reads, the notifications flow again.
     XpubUnreadSubscriptionFlood,
+    /// 100,000 JOINs of distinct 16–64 byte groups to a RADIO, then LEAVEs of them all. Bound:
+    /// 64 MB at the peak (the groups are ~4.6 MB on the wire); live heap back within 2 MB of
+    /// the baseline once they are left.
+    RadioJoinLeaveFlood,
+    /// 100,000 distinct SUBSCRIBEs to a PUB with MAX_SUBSCRIPTIONS 1,000: the connection is
+    /// closed once the peer holds 1,001. Bound: 16 MB.
+    PubSubscribeFloodPastLimit,
+    /// The same with JOINs to a RADIO with MAX_SUBSCRIPTIONS 1,000. Bound: 16 MB.
+    RadioJoinFloodPastLimit,
+    /// A raw TCP client writes up to 256 MiB to a STREAM (RCVHWM 100) whose application reads
+    /// nothing: the connection stops being read once 100 messages wait, so the writer stalls.
+    /// Bound: 24 MB (RCVHWM messages of at most one read each).
+    StreamFloodNeverRead,
     /// A hostile server answers an omq DEALER's handshake with a READY of 100,000 properties
     /// plus `User-Id`, then hangs up: the DEALER reports the disconnect and works with a real
     /// ROUTER on the same port within 3 s of that READY.
@@ -390,6 +403,10 @@ enum Kind {
     Router,
     /// A PULL that is a CURVE server.
     CurvePull,
+    /// A RADIO (draft): its well-behaved peer is an omq DISH.
+    Radio,
+    /// A STREAM: its well-behaved peer is a plain TCP client.
+    Stream,
 }
 
 #[derive(Debug, Clone)]
@@ -421,6 +438,8 @@ impl<R: Runtime> Victim<R> {
             Kind::Pub => (SocketType::Pub, options, None, [0; 32]),
             Kind::XPub => (SocketType::XPub, options, None, [0; 32]),
             Kind::Router => (SocketType::Router, options, None, [0; 32]),
+            Kind::Radio => (SocketType::Radio, options, None, [0; 32]),
+            Kind::Stream => (SocketType::Stream, options, None, [0; 32]),
             Kind::CurvePull => {
                 let server = generate_keypair(&mut OsRng);
                 let client = generate_keypair(&mut OsRng);
@@ -460,9 +479,14 @@ impl<R: Runtime> Victim<R> {
         }
     }
 
-    /// Publishes `what` (publisher victims), ignoring a full queue.
+    /// Publishes `what` (publisher victims; a RADIO to the group `what`), ignoring a full
+    /// queue.
     fn publish(&self, what: &str) {
-        let _ = self.socket.try_send(Message::from(what));
+        let msg = match self.kind {
+            Kind::Radio => Message::from(what).with_group(what.to_owned()),
+            _ => Message::from(what),
+        };
+        let _ = self.socket.try_send(msg);
     }
 
     /// Options for a well-behaved client of this victim.
@@ -500,6 +524,30 @@ impl<R: Runtime> Victim<R> {
                         let quick = Duration::from_millis(20);
                         if let Some(Ok(m)) = within_opt::<R, _>(quick, sub.recv()).await {
                             assert_eq!(m, Message::from(REAL));
+                            break;
+                        }
+                    }
+                }
+                Kind::Radio => {
+                    let dish = Socket::<R>::new(SocketType::Dish, self.client_options()).unwrap();
+                    dish.join(REAL).unwrap();
+                    dish.connect(&self.ep).await.unwrap();
+                    loop {
+                        self.publish(REAL);
+                        let quick = Duration::from_millis(20);
+                        if let Some(Ok(m)) = within_opt::<R, _>(quick, dish.recv()).await {
+                            assert_eq!(m.group(), Some(REAL.as_bytes()));
+                            break;
+                        }
+                    }
+                }
+                Kind::Stream => {
+                    // A blocking write of a few bytes to loopback does not stall the executor.
+                    let mut tcp = std::net::TcpStream::connect(self.addr).unwrap();
+                    io::Write::write_all(&mut tcp, REAL.as_bytes()).unwrap();
+                    loop {
+                        let m = self.socket.recv().await.unwrap();
+                        if m.parts().last().map(|p| &p[..]) == Some(REAL.as_bytes()) {
                             break;
                         }
                     }
@@ -544,6 +592,7 @@ impl<R: Runtime> Victim<R> {
                     Kind::Pull | Kind::CurvePull => "PUSH",
                     Kind::Pub | Kind::XPub => "SUB",
                     Kind::Router => "DEALER",
+                    Kind::Radio | Kind::Stream => panic!("no libzmq peer for a {kind:?} victim"),
                 };
                 p.socket(1, t).unwrap();
                 p.setsockopt(1, "LINGER", 0).unwrap();
@@ -574,6 +623,7 @@ impl<R: Runtime> Victim<R> {
                         break;
                     }
                 },
+                Kind::Radio | Kind::Stream => unreachable!("refused above"),
                 Kind::Router => {
                     peer.call(|p| p.send(1, &[REAL.as_bytes()]).unwrap()).await;
                     let id = loop {
@@ -687,6 +737,10 @@ async fn run<R: Runtime>(case: Case, backend: &'static str) {
         Case::PartialFramesThenClose => partial_frames::<R>(label).await,
         Case::SubscribeCancelFlood => subscribe_cancel_flood::<R>(label).await,
         Case::XpubUnreadSubscriptionFlood => xpub_unread_flood::<R>(label).await,
+        Case::RadioJoinLeaveFlood => radio_join_leave_flood::<R>(label).await,
+        Case::PubSubscribeFloodPastLimit => flood_past_limit::<R>(label, Kind::Pub).await,
+        Case::RadioJoinFloodPastLimit => flood_past_limit::<R>(label, Kind::Radio).await,
+        Case::StreamFloodNeverRead => stream_flood::<R>(label).await,
         Case::ServerManyProperties => hostile_server::<R>(label, Server::ManyProperties).await,
         Case::ServerFrame2e62 => hostile_server::<R>(label, Server::Frame2e62).await,
         Case::ServerCommand2e63 => hostile_server::<R>(label, Server::Command2e63).await,
@@ -1319,6 +1373,162 @@ async fn subscribe_cancel_flood<R: Runtime>(label: &str) {
     drop(peer);
 }
 
+async fn radio_join_leave_flood<R: Runtime>(label: &str) {
+    const GROUPS: usize = 100_000;
+    const BOUND: usize = 64 * MB;
+    // Without giving the table's room back, ~7 MB stayed.
+    const HEAP_AFTER: usize = 2 * MB;
+    let v = Victim::<R>::bind(Kind::Radio, Options::default()).await;
+    let base = Baseline::take();
+    let addr = v.addr;
+    let peer = attack("join-flood", move || {
+        let mut p = RawPeer::connect_ready(addr, "DISH").ctx("handshake")?;
+        let send_all = |p: &mut RawPeer, leave: bool| -> Res<()> {
+            let mut rng = raw::Prng::new(5);
+            let mut batch = Vec::with_capacity(80 * 1024);
+            for i in 0..GROUPS {
+                let mut group = vec![0u8; rng.range(16, 64)];
+                rng.fill(&mut group);
+                // Never the probes' groups.
+                group[0] |= 0x80;
+                batch.extend(if leave {
+                    raw::leave(&group)
+                } else {
+                    raw::join(&group)
+                });
+                if batch.len() >= 64 * 1024 || i + 1 == GROUPS {
+                    p.send(&batch).ctx("groups")?;
+                    batch.clear();
+                    let used = base.heap_now();
+                    if used > 2 * BOUND {
+                        return Err(format!(
+                            "stopped after {i} groups: the victim's heap grew by {} MB",
+                            used / MB
+                        ));
+                    }
+                }
+            }
+            Ok(())
+        };
+        send_all(&mut p, false)?;
+        p.probe_group(b"probe-1", SERVE)
+            .ctx("probe after joining")?;
+        send_all(&mut p, true)?;
+        p.send(&raw::leave(b"probe-1")).ctx("leave")?;
+        p.probe_group(b"probe-2", SERVE)
+            .ctx("probe after leaving")?;
+        Ok(p)
+    })
+    .join::<R>(|| {
+        v.publish("probe-1");
+        v.publish("probe-2");
+    })
+    .await;
+    check_peak(label, &base, BOUND);
+    heap_settles::<R>(&base).await;
+    let after = base.now();
+    println!("{label}: after leaving everything: {after}");
+    assert!(
+        after.heap <= HEAP_AFTER,
+        "{label}: {after} still held after every group was left"
+    );
+    v.served_by_omq(label).await;
+    drop(peer);
+}
+
+/// A PUB or RADIO with MAX_SUBSCRIPTIONS 1,000 takes a flood of 100,000 distinct topics or
+/// groups from one peer: the peer is disconnected, memory stays small, others are served.
+async fn flood_past_limit<R: Runtime>(label: &str, kind: Kind) {
+    const TOPICS: usize = 100_000;
+    const LIMIT: usize = 1_000;
+    const BOUND: usize = 16 * MB;
+    let v = Victim::<R>::bind(kind, Options::default().max_subscriptions(LIMIT)).await;
+    let mut events = v.socket.monitor();
+    let base = Baseline::take();
+    let addr = v.addr;
+    attack("flood-past-limit", move || {
+        let peer_type = if kind == Kind::Radio { "DISH" } else { "SUB" };
+        let mut p = RawPeer::connect_ready(addr, peer_type).ctx("handshake")?;
+        // Once the victim has hung up, writes fail: that ends the flood.
+        let mut rng = raw::Prng::new(6);
+        let mut batch = Vec::with_capacity(80 * 1024);
+        for i in 0..TOPICS {
+            let mut topic = vec![0u8; rng.range(16, 64)];
+            rng.fill(&mut topic);
+            batch.extend(if kind == Kind::Radio {
+                raw::join(&topic)
+            } else {
+                raw::subscribe(&topic)
+            });
+            if batch.len() >= 16 * 1024 || i + 1 == TOPICS {
+                if p.send(&batch).is_err() {
+                    break;
+                }
+                batch.clear();
+            }
+        }
+        if !p.closed_within(SERVE) {
+            return Err("the victim kept a peer holding 100,000 topics".into());
+        }
+        Ok(())
+    })
+    .join::<R>(|| {})
+    .await;
+    within::<R, _>(SERVE, "the victim reporting the disconnect", async {
+        loop {
+            let e = events.next().await.expect("monitor events");
+            if e.kind == EventKind::Disconnected {
+                let cause = e.cause.map(|c| c.to_string()).unwrap_or_default();
+                assert!(cause.contains("MAX_SUBSCRIPTIONS"), "{label}: {cause}");
+                break;
+            }
+        }
+    })
+    .await;
+    check_peak(label, &base, BOUND);
+    v.served_by_omq(label).await;
+}
+
+/// A raw TCP client floods a STREAM whose application reads nothing.
+async fn stream_flood<R: Runtime>(label: &str) {
+    const FLOOD: usize = 256 * MB;
+    const BOUND: usize = 24 * MB;
+    let v = Victim::<R>::bind(Kind::Stream, Options::default().recv_hwm(100)).await;
+    let base = Baseline::take();
+    let addr = v.addr;
+    let peer = attack("stream-flood", move || {
+        let mut tcp = std::net::TcpStream::connect(addr).ctx("connect")?;
+        // A stalled write is the backpressure this case wants: it ends the flood.
+        tcp.set_write_timeout(Some(Duration::from_secs(2)))
+            .ctx("timeout")?;
+        let chunk = vec![0x5au8; 64 * 1024];
+        let mut sent = 0;
+        while sent < FLOOD {
+            match io::Write::write(&mut tcp, &chunk) {
+                Ok(n) => sent += n,
+                Err(_) => break,
+            }
+            if base.heap_now() > 2 * BOUND {
+                return Err(format!(
+                    "stopped after {} MB: the victim's heap grew by {} MB",
+                    sent / MB,
+                    base.heap_now() / MB
+                ));
+            }
+        }
+        if sent >= FLOOD {
+            return Err("the victim read 256 MiB nobody asked for".into());
+        }
+        println!("stream flood: the writer stalled after {} MB", sent / MB);
+        Ok(tcp)
+    })
+    .join::<R>(|| {})
+    .await;
+    check_peak(label, &base, BOUND);
+    v.served_by_omq(label).await;
+    drop(peer);
+}
+
 async fn xpub_unread_flood<R: Runtime>(label: &str) {
     const TOPICS: usize = 200_000;
     const BOUND: usize = 16 * MB;
@@ -1529,6 +1739,10 @@ macro_rules! hostile_suite {
                 partial_frames_then_close: PartialFramesThenClose,
                 subscribe_cancel_flood_of_100k_topics: SubscribeCancelFlood,
                 xpub_unread_subscription_flood: XpubUnreadSubscriptionFlood,
+                radio_join_leave_flood_of_100k_groups: RadioJoinLeaveFlood,
+                pub_subscribe_flood_past_max_subscriptions: PubSubscribeFloodPastLimit,
+                radio_join_flood_past_max_subscriptions: RadioJoinFloodPastLimit,
+                stream_flood_from_a_raw_peer_never_read: StreamFloodNeverRead,
                 hostile_server_ready_with_100k_properties: ServerManyProperties,
                 hostile_server_frame_of_2_62_bytes: ServerFrame2e62,
                 hostile_server_command_of_2_63_bytes: ServerCommand2e63,

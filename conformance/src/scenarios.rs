@@ -79,11 +79,14 @@ pub enum Scenario {
     /// omq STREAM ↔ libzmq STREAM: raw bytes both ways, each side announcing the
     /// connection as `[id][""]`; an empty message from omq closes it and libzmq hears the end.
     Stream,
+    /// omq PUB with MAX_SUBSCRIPTIONS 2 ↔ libzmq SUB: two topics are served; the third
+    /// subscription ends the connection (omq's monitor says why).
+    PubSubscriptionLimit,
 }
 
 impl Scenario {
     /// Every scenario.
-    pub const ALL: [Scenario; 23] = [
+    pub const ALL: [Scenario; 24] = [
         Scenario::PushToPull,
         Scenario::PullFromPush,
         Scenario::Pair,
@@ -107,6 +110,7 @@ impl Scenario {
         Scenario::RouterNotices,
         Scenario::DealerNotices,
         Scenario::Stream,
+        Scenario::PubSubscriptionLimit,
     ];
 }
 
@@ -208,6 +212,16 @@ async fn zmq_to_omq<R: Runtime>(omq: &Socket<R>, peer: &AsyncPeer) {
     for m in msgs() {
         zmq_send(peer, m.clone()).await;
         assert_eq!(omq_recv(omq).await, m);
+    }
+}
+
+/// `f`, or None after `d`, on the runtime's own timer.
+async fn within<R: Runtime, F: std::future::Future>(d: Duration, f: F) -> Option<F::Output> {
+    use futures_util::future::{select, Either};
+    let sleep = R::sleep_until(R::now() + d);
+    match select(Box::pin(f), Box::pin(sleep)).await {
+        Either::Left((v, _)) => Some(v),
+        Either::Right(_) => None,
     }
 }
 
@@ -571,6 +585,42 @@ async fn run_on<R: Runtime>(peer: &AsyncPeer, s: Scenario, tr: Transport, binds:
             );
             assert_eq!(omq_recv(&omq).await, [id, b"gone".to_vec()]);
         }
+        Scenario::PubSubscriptionLimit => {
+            let zopts = vec![
+                ("SUBSCRIBE", OptValue::from(&b"A"[..])),
+                ("SUBSCRIBE", OptValue::from(&b"B"[..])),
+                ("RCVTIMEO", OptValue::from(20)),
+            ];
+            let o = opts().max_subscriptions(2);
+            let omq = link::<R>(peer, S::Pub, o, "SUB", zopts, tr, binds).await;
+            let mut events = omq.monitor();
+            until_subscribed(
+                || async {
+                    omq.send(Message::from("C-not-yet")).await.unwrap();
+                    omq.send(Message::from("A-wanted")).await.unwrap();
+                },
+                || async {
+                    peer.call(|p| p.recv(1, Duration::from_millis(20)).ok())
+                        .await
+                },
+            )
+            .await;
+            peer.call(|p| p.setsockopt(1, "SUBSCRIBE", &b"C"[..]).unwrap())
+                .await;
+            let cause = within::<R, _>(T, async {
+                loop {
+                    let e = futures_util::StreamExt::next(&mut events)
+                        .await
+                        .expect("monitor events");
+                    if e.kind == omq_driver::EventKind::Disconnected {
+                        break e.cause.map(|c| c.to_string()).unwrap_or_default();
+                    }
+                }
+            })
+            .await
+            .expect("the third subscription ends the connection");
+            assert!(cause.contains("MAX_SUBSCRIPTIONS"), "{cause}");
+        }
         Scenario::Stream => {
             let omq = link::<R>(peer, S::Stream, opts(), "STREAM", vec![], tr, binds).await;
             let hello = omq_recv(&omq).await;
@@ -660,7 +710,8 @@ macro_rules! interop_suite {
             router_router: RouterRouter, pub_to_sub: PubToSub, sub_from_pub: SubFromPub,
             xpub_from_sub: XpubFromSub, sub_to_xpub: SubToXpub, xsub_to_pub: XsubToPub,
             pub_from_xsub: PubFromXsub, heartbeats: Heartbeats,
-            router_notices: RouterNotices, dealer_notices: DealerNotices, stream: Stream
+            router_notices: RouterNotices, dealer_notices: DealerNotices, stream: Stream,
+            pub_subscription_limit: PubSubscriptionLimit
         );
     };
     (@scenarios $backend:ty; $($name:ident : $variant:ident),* $(,)?) => {

@@ -155,7 +155,12 @@ fn the_option_belongs_to_the_sending_side_of_subscriptions() {
         net.socket(t, Options::default().max_subscriptions(5))
             .unwrap();
     }
-    for t in [SocketType::Sub, SocketType::XSub, SocketType::Dish, SocketType::Router] {
+    for t in [
+        SocketType::Sub,
+        SocketType::XSub,
+        SocketType::Dish,
+        SocketType::Router,
+    ] {
         assert!(!OptionName::MaxSubscriptions.applies_to(t), "{t:?}");
         assert!(
             net.socket(t, Options::default().max_subscriptions(5))

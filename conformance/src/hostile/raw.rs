@@ -101,6 +101,16 @@ pub fn cancel(topic: &[u8]) -> Vec<u8> {
     command("CANCEL", topic)
 }
 
+/// A JOIN command (spec 48: a DISH joins a RADIO's group).
+pub fn join(group: &[u8]) -> Vec<u8> {
+    command("JOIN", group)
+}
+
+/// A LEAVE command.
+pub fn leave(group: &[u8]) -> Vec<u8> {
+    command("LEAVE", group)
+}
+
 /// A ZMTP 3.0 subscription: a message frame `\x01topic` (`\x00topic` cancels).
 pub fn subscribe_zmtp30(topic: &[u8], on: bool) -> Vec<u8> {
     let mut body = Vec::with_capacity(topic.len() + 1);
@@ -328,6 +338,23 @@ impl RawPeer {
         Err(io::Error::new(
             io::ErrorKind::TimedOut,
             "the probe never came back",
+        ))
+    }
+
+    /// As [`RawPeer::probe`], for a RADIO: joins `group` and reads until a message of that
+    /// group (its first frame is the group) arrives.
+    pub fn probe_group(&mut self, group: &[u8], within: Duration) -> io::Result<()> {
+        self.send(&join(group))?;
+        let deadline = Instant::now() + within;
+        while Instant::now() < deadline {
+            let f = self.read_frame()?;
+            if f.flags & COMMAND == 0 && f.body == group {
+                return Ok(());
+            }
+        }
+        Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            "the group's message never came",
         ))
     }
 
