@@ -14,10 +14,12 @@ use crate::compress::Compression;
 #[non_exhaustive]
 pub enum EndpointError {
     /// No `transport://` prefix.
-    #[error("endpoint {0:?} has no transport (expected tcp://, ipc://, inproc://, lz4+tcp:// or zstd+tcp://)")]
+    #[error("endpoint {0:?} has no transport (expected tcp://, ipc://, inproc://, udp://, lz4+tcp:// or zstd+tcp://)")]
     MissingTransport(String),
-    /// A transport omq does not implement (pgm, epgm, norm, udp, vmci, ws...).
-    #[error("transport {0:?} is not supported (omq has tcp, ipc and inproc)")]
+    /// A transport omq does not implement (pgm, epgm, norm, vmci, ws...).
+    #[error(
+        "transport {0:?} is not supported (omq has tcp, ipc, inproc, udp, lz4+tcp and zstd+tcp)"
+    )]
     UnsupportedTransport(String),
     /// The address part is malformed.
     #[error("invalid {transport} address {address:?}: {reason}")]
@@ -59,6 +61,15 @@ pub enum Endpoint {
     Ipc(String),
     /// `inproc://name`.
     Inproc(String),
+    /// `udp://host:port` (RADIO connects, DISH binds; spec 48). A multicast address joins
+    /// its group: a DISH binding `udp://239.0.0.1:5555` receives what a RADIO connected to
+    /// the same endpoint sends.
+    Udp {
+        /// Host part (`*` binds every interface).
+        host: Host,
+        /// Port.
+        port: u16,
+    },
 }
 
 impl Endpoint {
@@ -72,6 +83,7 @@ impl Endpoint {
             Endpoint::Tcp { .. } => "tcp",
             Endpoint::Ipc(_) => "ipc",
             Endpoint::Inproc(_) => "inproc",
+            Endpoint::Udp { .. } => "udp",
         }
     }
 }
@@ -115,41 +127,16 @@ impl FromStr for Endpoint {
         };
         match transport {
             "tcp" => {
-                // libzmq accepts "source;dest" for connect; omq does not (yet).
-                if address.contains(';') {
-                    return Err(bad("tcp", "source addresses are not supported"));
-                }
-                let Some((host, port)) = address.rsplit_once(':') else {
-                    return Err(bad("tcp", "expected host:port"));
-                };
-                let port = if port == "*" {
-                    0
-                } else {
-                    port.parse::<u16>()
-                        .map_err(|_| bad("tcp", "port must be a number from 0 to 65535 or *"))?
-                };
-                let host = if host == "*" {
-                    Host::Any
-                } else if let Some(inner) = host.strip_prefix('[') {
-                    let Some(inner) = inner.strip_suffix(']') else {
-                        return Err(bad("tcp", "unclosed [ in IPv6 address"));
-                    };
-                    if inner.parse::<std::net::Ipv6Addr>().is_err() {
-                        return Err(bad("tcp", "invalid IPv6 address"));
-                    }
-                    Host::Name(inner.into())
-                } else if host.is_empty() {
-                    return Err(bad("tcp", "empty host"));
-                } else if host.contains(':') {
-                    return Err(bad("tcp", "IPv6 addresses must be in brackets"));
-                } else {
-                    Host::Name(host.into())
-                };
+                let (host, port) = host_port(address).map_err(|reason| bad("tcp", reason))?;
                 Ok(Endpoint::Tcp {
                     host,
                     port,
                     compression,
                 })
+            }
+            "udp" => {
+                let (host, port) = host_port(address).map_err(|reason| bad("udp", reason))?;
+                Ok(Endpoint::Udp { host, port })
             }
             "ipc" => {
                 if address.is_empty() || address == "@" {
@@ -166,6 +153,42 @@ impl FromStr for Endpoint {
             other => Err(EndpointError::UnsupportedTransport(other.into())),
         }
     }
+}
+
+/// `host:port` of tcp and udp: `*` or a name or an IPv4 literal or a bracketed IPv6 one, then
+/// a port number or `*` (0: any).
+fn host_port(address: &str) -> Result<(Host, u16), &'static str> {
+    // libzmq accepts "source;dest" (and, for udp, "interface;group"); omq does not (yet).
+    if address.contains(';') {
+        return Err("source addresses are not supported");
+    }
+    let Some((host, port)) = address.rsplit_once(':') else {
+        return Err("expected host:port");
+    };
+    let port = if port == "*" {
+        0
+    } else {
+        port.parse::<u16>()
+            .map_err(|_| "port must be a number from 0 to 65535 or *")?
+    };
+    let host = if host == "*" {
+        Host::Any
+    } else if let Some(inner) = host.strip_prefix('[') {
+        let Some(inner) = inner.strip_suffix(']') else {
+            return Err("unclosed [ in IPv6 address");
+        };
+        if inner.parse::<std::net::Ipv6Addr>().is_err() {
+            return Err("invalid IPv6 address");
+        }
+        Host::Name(inner.into())
+    } else if host.is_empty() {
+        return Err("empty host");
+    } else if host.contains(':') {
+        return Err("IPv6 addresses must be in brackets");
+    } else {
+        Host::Name(host.into())
+    };
+    Ok((host, port))
 }
 
 impl fmt::Display for Endpoint {
@@ -185,6 +208,11 @@ impl fmt::Display for Endpoint {
             }
             Endpoint::Ipc(p) => write!(f, "ipc://{p}"),
             Endpoint::Inproc(n) => write!(f, "inproc://{n}"),
+            Endpoint::Udp { host, port } => match host {
+                Host::Any => write!(f, "udp://*:{port}"),
+                Host::Name(h) if h.contains(':') => write!(f, "udp://[{h}]:{port}"),
+                Host::Name(h) => write!(f, "udp://{h}:{port}"),
+            },
         }
     }
 }
@@ -246,9 +274,48 @@ mod tests {
         ] {
             assert!(bad.parse::<Endpoint>().is_err(), "{bad}");
         }
+        for bad in [
+            "udp://x",
+            "udp://:1",
+            "udp://[::1:5",
+            "udp://eth0;239.0.0.1:5555",
+        ] {
+            assert!(
+                matches!(
+                    bad.parse::<Endpoint>(),
+                    Err(EndpointError::InvalidAddress {
+                        transport: "udp",
+                        ..
+                    })
+                ),
+                "{bad}"
+            );
+        }
         assert!(matches!(
-            "udp://x:1".parse::<Endpoint>(),
+            "norm://x:1".parse::<Endpoint>(),
             Err(EndpointError::UnsupportedTransport(_))
         ));
+    }
+
+    #[test]
+    fn parses_udp_as_tcp_is_parsed() {
+        for text in [
+            "udp://127.0.0.1:5555",
+            "udp://*:5555",
+            "udp://[::1]:7",
+            "udp://239.0.0.1:1",
+        ] {
+            let ep: Endpoint = text.parse().unwrap();
+            assert_eq!(ep.to_string(), text);
+            assert_eq!(ep.transport(), "udp");
+            assert_eq!(ep.compression(), None);
+        }
+        assert_eq!(
+            "udp://*:*".parse::<Endpoint>().unwrap(),
+            Endpoint::Udp {
+                host: Host::Any,
+                port: 0
+            }
+        );
     }
 }

@@ -115,6 +115,9 @@ pub struct Pipe {
     pub mark: u64,
     /// How many topics (RADIO: groups) the peer holds subscribed, for MAX_SUBSCRIPTIONS.
     pub subscriptions: usize,
+    /// The pipe serves a `udp://` socket: no handshake, no commands, one message per
+    /// datagram (a RADIO sends it every group; a DISH tells it nothing).
+    pub datagram: bool,
 }
 
 impl Pipe {
@@ -135,6 +138,7 @@ impl Pipe {
             queued_for_read: false,
             mark: 0,
             subscriptions: 0,
+            datagram: false,
         }
     }
 

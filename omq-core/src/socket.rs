@@ -429,7 +429,25 @@ impl Socket {
         }
         let ep = endpoint.parse::<Endpoint>()?;
         self.check_compression(&ep)?;
+        self.check_udp(&ep, SocketType::Dish, "bind to udp://")?;
         Ok(ep)
+    }
+
+    /// `udp://` is for a DISH binding and a RADIO connecting (libzmq's ENOCOMPATPROTO
+    /// otherwise).
+    fn check_udp(
+        &self,
+        ep: &Endpoint,
+        only: SocketType,
+        operation: &'static str,
+    ) -> Result<(), SocketError> {
+        if matches!(ep, Endpoint::Udp { .. }) && self.socket_type != only {
+            return Err(SocketError::WrongType {
+                operation,
+                socket_type: self.socket_type,
+            });
+        }
+        Ok(())
     }
 
     /// The driver bound `requested`; `resolved` is the real address (port 0 resolved).
@@ -478,6 +496,7 @@ impl Socket {
         }
         let ep: Endpoint = endpoint.parse()?;
         self.check_compression(&ep)?;
+        self.check_udp(&ep, SocketType::Radio, "connect to udp://")?;
         let routing_id = self.options.connect_routing_id.take();
         self.connects.push(Some(Connect {
             endpoint: ep.clone(),
@@ -605,6 +624,38 @@ impl Socket {
         Some(self.session_config_on(compression))
     }
 
+    /// udp: the driver opened a datagram socket for `pipe` (a RADIO's connect). The pipe is
+    /// ready at once: no handshake. False when the pipe is gone (drop the socket).
+    pub fn handle_datagram_connected(&mut self, pipe: PipeId, now: Instant) -> bool {
+        if self.handle_connected(pipe, now).is_none() {
+            return false;
+        }
+        self.datagram_ready(pipe, SocketType::Dish, now);
+        true
+    }
+
+    /// udp: a DISH bound `listener` (its resolved text); returns the pipe the datagrams
+    /// arriving there are handed to ([`Socket::handle_message`], in the form
+    /// [`crate::wire::datagram::decode`] gives).
+    pub fn handle_datagram_bound(&mut self, listener: &str, now: Instant) -> PipeId {
+        let (pipe, _) = self.handle_accepted(listener, now);
+        self.datagram_ready(pipe, SocketType::Radio, now);
+        pipe
+    }
+
+    fn datagram_ready(&mut self, pipe: PipeId, peer_type: SocketType, now: Instant) {
+        if let Some(p) = self.pipes.get_mut(pipe) {
+            p.datagram = true;
+        }
+        let peer = PeerInfo {
+            socket_type: peer_type,
+            routing_id: None,
+            properties: Default::default(),
+            zmtp_minor: 1,
+        };
+        self.handle_ready(pipe, peer, now);
+    }
+
     /// A connect attempt for `pipe` failed (`refused`: the peer actively refused it).
     pub fn handle_connect_failed(&mut self, pipe: PipeId, refused: bool, now: Instant) {
         let Some(Origin::Connect(idx)) = self.pipes.get(pipe).map(|p| p.origin.clone()) else {
@@ -650,7 +701,10 @@ impl Socket {
         p.state = PipeState::Active;
         let attached = p.attached;
         let origin = p.origin.clone();
-        self.pipe_event(EventKind::HandshakeSucceeded, 0, pipe, None);
+        // udp has no handshake to report.
+        if !p.datagram {
+            self.pipe_event(EventKind::HandshakeSucceeded, 0, pipe, None);
+        }
         if let Origin::Connect(idx) = origin {
             if let Some(Some(c)) = self.connects.get_mut(idx) {
                 c.ivl = self.options.reconnect_ivl;

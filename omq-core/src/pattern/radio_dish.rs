@@ -25,6 +25,8 @@ use crate::socket::{MessageError, RecvError, SendError};
 #[derive(Debug, Default)]
 pub(crate) struct Radio {
     groups: HashMap<Bytes, Vec<PipeId>>,
+    /// udp peers: they get every group (a DISH filters for itself over udp).
+    everyone: Vec<PipeId>,
 }
 
 impl Rules for Radio {
@@ -35,13 +37,14 @@ impl Rules for Radio {
         if group.len() > MAX_GROUP {
             return Err(SendError::InvalidMessage(msg, MessageError::GroupTooLong));
         }
-        let Some(members) = self.groups.get(&group) else {
+        let members = self.groups.get(&group).map_or(&[][..], Vec::as_slice);
+        if members.is_empty() && self.everyone.is_empty() {
             return Ok(());
-        };
+        }
         let hwm = ctx.send_hwm();
         let body = msg.into_parts().next().unwrap_or_default();
         let wire = Message::multipart([Part::from(group), body]);
-        for &id in members {
+        for &id in members.iter().chain(&self.everyone) {
             if ctx
                 .pipes
                 .get(id)
@@ -77,7 +80,15 @@ impl Rules for Radio {
         Attach::Attached
     }
 
+    /// A udp peer hears every group from now on.
+    fn handle_ready(&mut self, ctx: &mut Ctx<'_>, pipe: PipeId) {
+        if ctx.pipes.get(pipe).is_some_and(|p| p.datagram) && !self.everyone.contains(&pipe) {
+            self.everyone.push(pipe);
+        }
+    }
+
     fn detach(&mut self, _ctx: &mut Ctx<'_>, pipe: PipeId, _routing_id: Option<&Bytes>) {
+        self.everyone.retain(|&p| p != pipe);
         self.groups.retain(|_, members| {
             members.retain(|&p| p != pipe);
             !members.is_empty()
@@ -222,8 +233,11 @@ impl Rules for Dish {
         )
     }
 
-    fn attach(&mut self, _ctx: &mut Ctx<'_>, pipe: PipeId) -> Attach {
-        self.peers.push(pipe);
+    /// A udp pipe is told nothing: over udp the DISH filters by itself.
+    fn attach(&mut self, ctx: &mut Ctx<'_>, pipe: PipeId) -> Attach {
+        if !ctx.pipes.get(pipe).is_some_and(|p| p.datagram) {
+            self.peers.push(pipe);
+        }
         Attach::Attached
     }
 
@@ -233,7 +247,7 @@ impl Rules for Dish {
 
     /// Every (re)connection hears every group joined, once.
     fn handle_ready(&mut self, ctx: &mut Ctx<'_>, pipe: PipeId) {
-        if let Some(p) = ctx.pipes.get_mut(pipe) {
+        if let Some(p) = ctx.pipes.get_mut(pipe).filter(|p| !p.datagram) {
             p.commands
                 .retain(|c| !matches!(c, Command::Join(_) | Command::Leave(_)));
             p.commands
@@ -279,6 +293,47 @@ mod tests {
         r.send(&mut h.ctx(), Message::from("3").with_group("news"))
             .unwrap();
         assert!(h.out(a).is_empty());
+    }
+
+    #[test]
+    fn udp_pipes_hear_every_group_and_are_told_nothing() {
+        let mut h = Harness::default();
+        let mut r = Radio::default();
+        let tcp = h.add(&mut r);
+        let udp = h.add(&mut r);
+        h.pipes.get_mut(udp).unwrap().datagram = true;
+        r.handle_ready(&mut h.ctx(), tcp);
+        r.handle_ready(&mut h.ctx(), udp);
+        r.handle_ready(&mut h.ctx(), udp);
+        r.handle_subscription(&mut h.ctx(), tcp, b"news", true);
+        for g in ["news", "other"] {
+            r.send(&mut h.ctx(), Message::from("x").with_group(g))
+                .unwrap();
+        }
+        assert_eq!(h.out(tcp), [Message::multipart(["news", "x"])]);
+        assert_eq!(
+            h.out(udp),
+            [
+                Message::multipart(["news", "x"]),
+                Message::multipart(["other", "x"])
+            ],
+            "once each, however often it was ready"
+        );
+        r.detach(&mut h.ctx(), udp, None);
+        r.send(&mut h.ctx(), Message::from("y").with_group("other"))
+            .unwrap();
+        assert!(h.out(udp).is_empty());
+
+        let mut d = Dish::default();
+        let udp = h.pipes.insert(
+            crate::pipe::Origin::Connect(0),
+            crate::pipe::PipeState::Active,
+        );
+        h.pipes.get_mut(udp).unwrap().datagram = true;
+        assert_eq!(d.attach(&mut h.ctx(), udp), Attach::Attached);
+        d.join(&mut h.ctx(), b"news", true).unwrap();
+        d.handle_ready(&mut h.ctx(), udp);
+        assert!(h.pipes.get_mut(udp).unwrap().commands.is_empty());
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! turns frames into chunks for a vectored write.
 
 pub mod command;
+pub mod datagram;
 pub mod frame;
 pub mod greeting;
 pub mod metadata;
