@@ -79,6 +79,10 @@ pub enum Case {
     /// STREAM against plain TCP, both ways: raw bytes behind a generated id, connection and
     /// end as `[id][""]`, an empty message closes after what was written before.
     StreamRawTcp,
+    /// RADIO and DISH over `udp://` (RADIO connects, DISH binds): groups filtered by the
+    /// DISH, order kept on loopback, malformed and oversized datagrams dropped without harm,
+    /// the port free again after unbind, other pairings refused.
+    RadioDishUdp,
 }
 
 /// Reads `[id][bytes]` messages from a STREAM until `want` bytes came from `id`.
@@ -161,6 +165,87 @@ async fn stream_raw_tcp<R: Runtime>() {
     assert_eq!(&joined::<R, _>(peer).await, b"ping");
 }
 
+async fn radio_dish_udp<R: Runtime>() {
+    let o = Options::default;
+    let dish = Socket::<R>::new(SocketType::Dish, o().recv_timeout(Some(T))).unwrap();
+    let bound = dish.bind("udp://127.0.0.1:0").await.unwrap().to_string();
+    assert!(bound.starts_with("udp://127.0.0.1:"), "{bound}");
+    assert!(!bound.ends_with(":0"), "{bound}");
+    dish.join("news").unwrap();
+    let radio = Socket::<R>::new(SocketType::Radio, o()).unwrap();
+    radio.connect(&bound).await.unwrap();
+    // Lock-step, so that nothing is lost to a full kernel buffer: what arrives is exactly
+    // the group joined, in order.
+    for i in 0..100 {
+        for group in ["weather", "news", "newsy"] {
+            radio
+                .send(Message::from(format!("{group}-{i}")).with_group(group))
+                .await
+                .unwrap();
+        }
+        let m = within::<R, _>(dish.recv()).await.unwrap();
+        assert_eq!(m.group(), Some(&b"news"[..]));
+        assert_eq!(m, Message::from(format!("news-{i}")));
+    }
+    // Hostile datagrams from a plain udp socket: empty, shorter than the group they announce,
+    // the largest udp carries. None is delivered, and the DISH goes on.
+    let port: u16 = bound.rsplit(':').next().unwrap().parse().unwrap();
+    let raw = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut huge = vec![4u8];
+    huge.extend_from_slice(b"news");
+    huge.resize(65_507, 0x5a);
+    for d in [&b""[..], b"\x09news", b"\xffnews", &huge] {
+        raw.send_to(d, ("127.0.0.1", port)).unwrap();
+    }
+    raw.send_to(b"\x04newsfrom raw", ("127.0.0.1", port))
+        .unwrap();
+    let m = within::<R, _>(dish.recv()).await.unwrap();
+    assert!(
+        m == Message::from("from raw") || m.parts()[0].len() == 65_502,
+        "the largest datagram arrives whole or not at all: {} bytes",
+        m.parts()[0].len()
+    );
+    if m != Message::from("from raw") {
+        assert_eq!(
+            within::<R, _>(dish.recv()).await.unwrap(),
+            Message::from("from raw")
+        );
+    }
+    // A message too large for a datagram libzmq can read is not sent; the next one is.
+    radio
+        .send(Message::from(vec![0u8; 9000]).with_group("news"))
+        .await
+        .unwrap();
+    radio
+        .send(Message::from("after").with_group("news"))
+        .await
+        .unwrap();
+    assert_eq!(
+        within::<R, _>(dish.recv()).await.unwrap(),
+        Message::from("after")
+    );
+    // Unbinding frees the port at once.
+    dish.unbind(&bound).await.unwrap();
+    let again = Socket::<R>::new(SocketType::Dish, o()).unwrap();
+    assert_eq!(again.bind(&bound).await.unwrap().to_string(), bound);
+    // udp is for a DISH binding and a RADIO connecting only.
+    for (t, bind) in [
+        (SocketType::Pub, true),
+        (SocketType::Radio, true),
+        (SocketType::Dish, false),
+        (SocketType::Pull, false),
+    ] {
+        let s = Socket::<R>::new(t, o()).unwrap();
+        let r = if bind {
+            s.bind("udp://127.0.0.1:0").await.map(|_| ())
+        } else {
+            s.connect("udp://127.0.0.1:5555").await
+        };
+        assert!(r.is_err(), "{t:?} bind={bind}");
+    }
+    radio.close().await.unwrap();
+}
+
 /// A helper thread's result, waited for without blocking the runtime (on a single-threaded
 /// one, `join` would stop the very sockets the thread talks to).
 async fn joined<R: Runtime, T>(t: std::thread::JoinHandle<T>) -> T {
@@ -184,6 +269,7 @@ async fn run_case<R: Runtime>(case: Case) {
     let d = Options::default;
     match case {
         Case::StreamRawTcp => stream_raw_tcp::<R>().await,
+        Case::RadioDishUdp => radio_dish_udp::<R>().await,
         Case::PushPull => {
             for ep in [
                 "tcp://127.0.0.1:0".to_string(),
@@ -603,7 +689,8 @@ macro_rules! api_suite {
                 a_pub_filters_on_the_wire: PublisherFilters,
                 a_closed_socket_never_connects_later: NoDialAfterClose,
                 an_address_can_be_bound_again_at_once: RebindAtOnce,
-                stream_sockets_speak_raw_tcp: StreamRawTcp
+                stream_sockets_speak_raw_tcp: StreamRawTcp,
+                radio_and_dish_over_udp: RadioDishUdp
             );
         }
     };

@@ -8,7 +8,7 @@
 use std::cell::OnceCell;
 use std::future::Future;
 use std::io;
-use std::net::{TcpListener, TcpStream};
+use std::net::{TcpListener, TcpStream, UdpSocket};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -16,12 +16,13 @@ use std::time::Instant;
 
 use async_executor::LocalExecutor;
 use async_io::{Async, Timer};
+use bytes::{Bytes, BytesMut};
 use futures_io::{AsyncRead, AsyncWrite};
 use omq_core::options::TransportOptions;
 use omq_core::Endpoint;
 use omq_driver::futures_io::{split, Reader, Writer};
 use omq_driver::net;
-use omq_driver::{Listener, Runtime, Task};
+use omq_driver::{Datagram, Listener, Runtime, Task};
 
 use crate::backend::Backend;
 
@@ -118,10 +119,34 @@ fn executor() -> &'static LocalExecutor<'static> {
     EXECUTOR.with(|e| *e.get_or_init(|| Box::leak(Box::new(LocalExecutor::new()))))
 }
 
+/// A udp socket under async-io.
+#[derive(Debug)]
+pub struct AsyncDatagram(Async<UdpSocket>);
+
+impl Datagram for AsyncDatagram {
+    async fn send(self, datagram: Bytes) -> (Self, io::Result<usize>) {
+        let r = self.0.send(&datagram).await;
+        (self, r)
+    }
+
+    async fn recv(self, mut buf: BytesMut) -> (Self, BytesMut, io::Result<usize>) {
+        let len = buf.len();
+        buf.resize(buf.capacity().max(len + 1), 0);
+        let r = self.0.recv_from(&mut buf[len..]).await.map(|(n, _)| n);
+        buf.truncate(len + *r.as_ref().unwrap_or(&0));
+        (self, buf, r)
+    }
+}
+
 impl Runtime for AsyncIo {
     type Reader = Reader<Stream>;
     type Writer = Writer<Stream>;
     type Listener = AsyncListener;
+    type Datagram = AsyncDatagram;
+
+    fn datagram(socket: UdpSocket) -> io::Result<AsyncDatagram> {
+        Ok(AsyncDatagram(Async::new(socket)?))
+    }
 
     fn spawn(task: Task<Self>) {
         executor().spawn(task.run()).detach();

@@ -35,7 +35,7 @@ use compio::net::{TcpListener, TcpSocket, TcpStream, UnixListener, UnixStream};
 use omq_core::endpoint::{Endpoint, Host};
 use omq_core::options::TransportOptions;
 use omq_driver::net;
-use omq_driver::{Listener, ReadHalf, Runtime, Task, WriteHalf};
+use omq_driver::{Datagram, Listener, ReadHalf, Runtime, Task, WriteHalf};
 
 pub use omq_driver::{
     generate_keypair, proxy, proxy_steerable, AsEndpoint, AuthReply, AuthRequest, Authenticator,
@@ -134,6 +134,23 @@ impl WriteHalf for Writer {
     }
 }
 
+/// A udp socket (RADIO and DISH over `udp://`).
+#[derive(Debug)]
+pub struct CompioDatagram(compio::net::UdpSocket);
+
+impl Datagram for CompioDatagram {
+    async fn send(self, datagram: Bytes) -> (Self, io::Result<usize>) {
+        let BufResult(r, _) = self.0.send(datagram).await;
+        (self, r)
+    }
+
+    async fn recv(self, buf: BytesMut) -> (Self, BytesMut, io::Result<usize>) {
+        // As a read: the kernel writes into the spare capacity only.
+        let BufResult(r, spare) = self.0.recv_from(buf.uninit()).await;
+        (self, spare.into_inner(), r.map(|(n, _)| n))
+    }
+}
+
 impl Listener<Compio> for CompioListener {
     async fn accept(self) -> (Self, io::Result<(Reader, Writer)>) {
         let r = match &self {
@@ -174,6 +191,11 @@ impl Runtime for Compio {
     type Reader = Reader;
     type Writer = Writer;
     type Listener = CompioListener;
+    type Datagram = CompioDatagram;
+
+    fn datagram(socket: std::net::UdpSocket) -> io::Result<CompioDatagram> {
+        Ok(CompioDatagram(compio::net::UdpSocket::from_std(socket)?))
+    }
 
     /// Spawns on the current thread's compio runtime and detaches (dropping a compio
     /// `JoinHandle` would cancel the task). Panics outside a compio runtime.

@@ -556,6 +556,13 @@ impl Socket {
                 let p = self
                     .pipes
                     .insert(Origin::Connect(idx), PipeState::Disconnected);
+                // A udp pipe is known as one from the start: a RADIO queues every group for
+                // it before its socket exists, as libzmq's udp pipes subscribe to all.
+                if matches!(endpoint, Endpoint::Udp { .. }) {
+                    if let Some(pipe) = self.pipes.get_mut(p) {
+                        pipe.datagram = true;
+                    }
+                }
                 if let Some(Some(c)) = self.connects.get_mut(idx) {
                     c.pipe = Some(p);
                     if let Some(rid) = &c.routing_id {

@@ -18,10 +18,11 @@ pub mod signal;
 pub mod socket;
 pub mod stream;
 pub mod tasks;
+pub mod udp;
 
 pub use error::Error;
 pub use proxy::{proxy, proxy_steerable, ProxyStatistics};
-pub use runtime::{Listener, ReadHalf, Runtime, WriteHalf};
+pub use runtime::{Datagram, Listener, ReadHalf, Runtime, WriteHalf};
 pub use socket::{AsEndpoint, Monitor, Socket, TrySendError};
 pub use stream::{SocketSink, SocketStream};
 pub use tasks::{close_orphans, Task};

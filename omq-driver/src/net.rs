@@ -124,6 +124,87 @@ pub fn tcp_listener(
     Ok((listener, format!("tcp://{local}")))
 }
 
+/// A DISH's udp socket, bound to `host:port` and non-blocking, and its resolved endpoint
+/// text. A multicast address is joined on every interface (the socket binds its port on all
+/// of them, with SO_REUSEADDR, so several DISHes on one host can share a group).
+pub fn udp_bind(
+    host: &Host,
+    port: u16,
+    t: &TransportOptions,
+) -> io::Result<(std::net::UdpSocket, String)> {
+    let addr = resolve(host, port, t.ipv6)?[0];
+    let s = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
+    s.set_reuse_address(true)?;
+    s.set_nonblocking(true)?;
+    if let Some(n) = t.rcvbuf {
+        s.set_recv_buffer_size(n)?;
+    }
+    if let Some(device) = &t.bind_to_device {
+        s.bind_device(Some(device.as_bytes()))?;
+    }
+    match addr.ip() {
+        std::net::IpAddr::V4(group) if group.is_multicast() => {
+            s.bind(&SockAddr::from(SocketAddr::from(([0, 0, 0, 0], port))))?;
+            s.join_multicast_v4(&group, &std::net::Ipv4Addr::UNSPECIFIED)?;
+        }
+        std::net::IpAddr::V6(group) if group.is_multicast() => {
+            s.bind(&SockAddr::from(SocketAddr::from(([0u16; 8], port))))?;
+            s.join_multicast_v6(&group, 0)?;
+        }
+        _ => {
+            if addr.is_ipv6() && matches!(host, Host::Any) {
+                s.set_only_v6(false)?;
+            }
+            s.bind(&SockAddr::from(addr))?;
+        }
+    }
+    let bound = s.local_addr()?.as_socket().map_or(port, |a| a.port());
+    // A multicast DISH is named by its group, a wildcard one by `*`.
+    let text = match host {
+        Host::Any => format!("udp://*:{bound}"),
+        _ => format!("udp://{}", SocketAddr::new(addr.ip(), bound)),
+    };
+    Ok((s.into(), text))
+}
+
+/// A RADIO's udp socket, connected to `host:port` (unicast or a multicast group; multicast
+/// datagrams loop back to DISHes on this host) and non-blocking.
+pub fn udp_connect(
+    host: &Host,
+    port: u16,
+    t: &TransportOptions,
+) -> io::Result<std::net::UdpSocket> {
+    if matches!(host, Host::Any) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "a RADIO connects to a host, not to *",
+        ));
+    }
+    let addr = resolve(host, port, t.ipv6)?[0];
+    let s = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
+    s.set_nonblocking(true)?;
+    if let Some(n) = t.sndbuf {
+        s.set_send_buffer_size(n)?;
+    }
+    if let Some(device) = &t.bind_to_device {
+        s.bind_device(Some(device.as_bytes()))?;
+    }
+    if let Some(tos) = t.tos {
+        match addr {
+            SocketAddr::V6(_) => s.set_tclass_v6(u32::from(tos))?,
+            SocketAddr::V4(_) => s.set_tos_v4(u32::from(tos))?,
+        }
+    }
+    if addr.ip().is_multicast() {
+        match addr {
+            SocketAddr::V4(_) => s.set_multicast_loop_v4(true)?,
+            SocketAddr::V6(_) => s.set_multicast_loop_v6(true)?,
+        }
+    }
+    s.connect(&SockAddr::from(addr))?;
+    Ok(s.into())
+}
+
 /// Sets TCP_NODELAY on an accepted or connected std stream.
 pub fn configure_tcp(stream: &std::net::TcpStream) -> io::Result<()> {
     stream.set_nodelay(true)?;

@@ -44,6 +44,17 @@ pub trait WriteHalf: Sized + 'static {
     ) -> impl Future<Output = (Self, Vec<Bytes>, io::Result<usize>)>;
 }
 
+/// A udp socket (`udp://`, RADIO and DISH only): bound, and connected where it sends. One
+/// operation at a time, each taking the socket by value, as the stream halves do.
+pub trait Datagram: Sized + 'static {
+    /// Sends one datagram to the connected address; returns the socket and the bytes sent.
+    fn send(self, datagram: Bytes) -> impl Future<Output = (Self, io::Result<usize>)>;
+
+    /// Receives one datagram into the spare capacity of `buf` (appending after its length)
+    /// and returns the socket, the buffer, and the datagram's length.
+    fn recv(self, buf: BytesMut) -> impl Future<Output = (Self, BytesMut, io::Result<usize>)>;
+}
+
 /// The two halves of a connected stream.
 pub type Halves<R> = (<R as Runtime>::Reader, <R as Runtime>::Writer);
 
@@ -61,6 +72,8 @@ pub trait Runtime: Sized + 'static {
     type Writer: WriteHalf + std::fmt::Debug;
     /// A tcp or ipc listener.
     type Listener: Listener<Self> + std::fmt::Debug;
+    /// A udp socket.
+    type Datagram: Datagram + std::fmt::Debug;
 
     /// Runs a driver task in the background. The backend spawns it with its own executor; this
     /// is the only place where tasks start.
@@ -88,4 +101,9 @@ pub trait Runtime: Sized + 'static {
         endpoint: &Endpoint,
         options: &TransportOptions,
     ) -> impl Future<Output = io::Result<(Self::Listener, String)>>;
+
+    /// Takes over a udp socket the driver made ([`crate::net::udp_bind`],
+    /// [`crate::net::udp_connect`]: bound, connected where it sends, non-blocking). Called
+    /// inside the runtime.
+    fn datagram(socket: std::net::UdpSocket) -> io::Result<Self::Datagram>;
 }

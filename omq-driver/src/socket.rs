@@ -217,6 +217,9 @@ impl<R: Runtime> Socket<R> {
             };
         }
         let transport = self.shared().lock().core.options().transport().clone();
+        if let Endpoint::Udp { host, port } = &ep {
+            return crate::udp::bind::<R>(self.shared(), endpoint, host, *port, &transport).await;
+        }
         match R::bind(&ep, &transport).await {
             Ok((listener, resolved)) => {
                 // Backends bind lz4+tcp:// and zstd+tcp:// as tcp and say so; the scheme is ours.

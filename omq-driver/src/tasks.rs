@@ -40,6 +40,8 @@ pub enum Task<R: Runtime> {
     Timer(TimerTask),
     /// Flush and stop a socket whose last handle was dropped.
     Close(CloseTask),
+    /// Receive on a DISH's udp socket (a RADIO's runs inside its dial).
+    Udp(Box<crate::udp::UdpTask<R>>),
 }
 
 impl<R: Runtime> Task<R> {
@@ -54,6 +56,7 @@ impl<R: Runtime> Task<R> {
                 Task::Listener(t) => t.run().await,
                 Task::Timer(t) => t.run::<R>().await,
                 Task::Close(t) => t.run::<R>().await,
+                Task::Udp(t) => t.run().await,
             }
         };
         #[cfg(feature = "tracing")]
@@ -87,6 +90,9 @@ impl<R: Runtime> Task<R> {
             }
             Task::Timer(t) => t.shared.span.clone(),
             Task::Close(t) => t.keeper.shared.span.clone(),
+            Task::Udp(t) => {
+                tracing::info_span!(parent: &t.shared.span, "omq.udp", pipe = ?t.pipe)
+            }
         }
     }
 }
@@ -111,6 +117,9 @@ impl DialTask {
             st.core.handle_dialing(pipe);
             st.core.options().transport().clone()
         };
+        if let Endpoint::Udp { host, port } = &endpoint {
+            return crate::udp::dial::<R>(shared, pipe, host, *port, &transport).await;
+        }
         // CONNECT_TIMEOUT bounds one attempt; the socket then schedules the next as after any
         // failed connect.
         let result = match transport.connect_timeout {

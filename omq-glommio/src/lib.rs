@@ -56,7 +56,7 @@ use omq_core::endpoint::{Endpoint, Host};
 use omq_core::options::TransportOptions;
 use omq_driver::net;
 use omq_driver::tasks::READ_SIZE;
-use omq_driver::{Listener, ReadHalf, Runtime, Task, WriteHalf};
+use omq_driver::{Datagram, Listener, ReadHalf, Runtime, Task, WriteHalf};
 
 pub use omq_driver::{
     generate_keypair, proxy, proxy_steerable, AsEndpoint, AuthReply, AuthRequest, Authenticator,
@@ -256,6 +256,27 @@ impl WriteHalf for Writer {
     }
 }
 
+/// A udp socket (RADIO and DISH over `udp://`).
+#[derive(Debug)]
+pub struct GlommioDatagram(glommio::net::UdpSocket);
+
+impl Datagram for GlommioDatagram {
+    async fn send(self, datagram: Bytes) -> (Self, io::Result<usize>) {
+        let r = self.0.send(&datagram).await.map_err(io::Error::from);
+        (self, r)
+    }
+
+    async fn recv(self, mut buf: BytesMut) -> (Self, BytesMut, io::Result<usize>) {
+        // glommio receives into initialised bytes: expose the spare room zeroed, keep what
+        // arrived.
+        let len = buf.len();
+        buf.resize(buf.capacity().max(len + 1), 0);
+        let r = self.0.recv_from(&mut buf[len..]).await.map(|(n, _)| n);
+        buf.truncate(len + *r.as_ref().unwrap_or(&0));
+        (self, buf, r.map_err(io::Error::from))
+    }
+}
+
 impl Listener<Glommio> for GlommioListener {
     async fn accept(self) -> (Self, io::Result<(Reader, Writer)>) {
         let (l, tcp) = match &self {
@@ -302,6 +323,13 @@ impl Runtime for Glommio {
     type Reader = Reader;
     type Writer = Writer;
     type Listener = GlommioListener;
+    type Datagram = GlommioDatagram;
+
+    fn datagram(socket: std::net::UdpSocket) -> io::Result<GlommioDatagram> {
+        Ok(GlommioDatagram(glommio::net::UdpSocket::from(
+            socket2_04::Socket::from(socket),
+        )))
+    }
 
     /// Spawns on the current thread's glommio executor and detaches (dropping a glommio
     /// `Task` would cancel it). Panics outside a glommio executor.

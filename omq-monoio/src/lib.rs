@@ -43,7 +43,7 @@ use monoio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
 use omq_core::endpoint::{Endpoint, Host};
 use omq_core::options::TransportOptions;
 use omq_driver::net;
-use omq_driver::{Listener, ReadHalf, Runtime, Task, WriteHalf};
+use omq_driver::{Datagram, Listener, ReadHalf, Runtime, Task, WriteHalf};
 
 pub use omq_driver::{
     generate_keypair, proxy, proxy_steerable, AsEndpoint, AuthReply, AuthRequest, Authenticator,
@@ -201,6 +201,24 @@ impl WriteHalf for Writer {
     }
 }
 
+/// A udp socket (RADIO and DISH over `udp://`).
+#[derive(Debug)]
+pub struct MonoioDatagram(monoio::net::udp::UdpSocket);
+
+impl Datagram for MonoioDatagram {
+    async fn send(self, datagram: Bytes) -> (Self, io::Result<usize>) {
+        let (r, _) = self.0.send(datagram).await;
+        (self, r)
+    }
+
+    async fn recv(self, buf: BytesMut) -> (Self, BytesMut, io::Result<usize>) {
+        // As a read: a view of the spare capacity, so the length grows by what arrived.
+        let len = buf.len();
+        let (r, spare) = self.0.recv(buf.slice_mut(len..)).await;
+        (self, spare.into_inner(), r)
+    }
+}
+
 impl Listener<Monoio> for MonoioListener {
     async fn accept(self) -> (Self, io::Result<(Reader, Writer)>) {
         let r = match &self {
@@ -252,6 +270,13 @@ impl Runtime for Monoio {
     type Reader = Reader;
     type Writer = Writer;
     type Listener = MonoioListener;
+    type Datagram = MonoioDatagram;
+
+    fn datagram(socket: std::net::UdpSocket) -> io::Result<MonoioDatagram> {
+        Ok(MonoioDatagram(monoio::net::udp::UdpSocket::from_std(
+            socket,
+        )?))
+    }
 
     /// Spawns on the current thread's monoio runtime. Dropping monoio's `JoinHandle` detaches
     /// the task (it does not cancel it). Panics outside a monoio runtime.

@@ -26,7 +26,7 @@ use bytes::{Bytes, BytesMut};
 use omq_core::endpoint::Endpoint;
 use omq_core::options::TransportOptions;
 use omq_driver::net;
-use omq_driver::{Listener, ReadHalf, Runtime, Task, WriteHalf};
+use omq_driver::{Datagram, Listener, ReadHalf, Runtime, Task, WriteHalf};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{tcp, unix, TcpListener, TcpSocket, UnixListener, UnixStream};
 
@@ -110,6 +110,22 @@ impl WriteHalf for Writer {
     }
 }
 
+/// A udp socket (RADIO and DISH over `udp://`).
+#[derive(Debug)]
+pub struct TokioDatagram(tokio::net::UdpSocket);
+
+impl Datagram for TokioDatagram {
+    async fn send(self, datagram: Bytes) -> (Self, io::Result<usize>) {
+        let r = self.0.send(&datagram).await;
+        (self, r)
+    }
+
+    async fn recv(self, mut buf: BytesMut) -> (Self, BytesMut, io::Result<usize>) {
+        let r = self.0.recv_buf_from(&mut buf).await.map(|(n, _)| n);
+        (self, buf, r)
+    }
+}
+
 impl Listener<Tokio> for TokioListener {
     async fn accept(self) -> (Self, io::Result<(Reader, Writer)>) {
         let r = match &self {
@@ -157,6 +173,11 @@ impl Runtime for Tokio {
     type Reader = Reader;
     type Writer = Writer;
     type Listener = TokioListener;
+    type Datagram = TokioDatagram;
+
+    fn datagram(socket: std::net::UdpSocket) -> io::Result<TokioDatagram> {
+        Ok(TokioDatagram(tokio::net::UdpSocket::from_std(socket)?))
+    }
 
     fn spawn(task: Task<Self>) {
         // Outside a runtime (a socket dropped after its runtime is gone) there is nothing to

@@ -76,15 +76,12 @@ impl Rules for Radio {
         Ok(())
     }
 
-    fn attach(&mut self, _ctx: &mut Ctx<'_>, _pipe: PipeId) -> Attach {
-        Attach::Attached
-    }
-
     /// A udp peer hears every group from now on.
-    fn handle_ready(&mut self, ctx: &mut Ctx<'_>, pipe: PipeId) {
+    fn attach(&mut self, ctx: &mut Ctx<'_>, pipe: PipeId) -> Attach {
         if ctx.pipes.get(pipe).is_some_and(|p| p.datagram) && !self.everyone.contains(&pipe) {
             self.everyone.push(pipe);
         }
+        Attach::Attached
     }
 
     fn detach(&mut self, _ctx: &mut Ctx<'_>, pipe: PipeId, _routing_id: Option<&Bytes>) {
@@ -300,11 +297,14 @@ mod tests {
         let mut h = Harness::default();
         let mut r = Radio::default();
         let tcp = h.add(&mut r);
-        let udp = h.add(&mut r);
+        let udp = h.pipes.insert(
+            crate::pipe::Origin::Connect(1),
+            crate::pipe::PipeState::Active,
+        );
         h.pipes.get_mut(udp).unwrap().datagram = true;
-        r.handle_ready(&mut h.ctx(), tcp);
-        r.handle_ready(&mut h.ctx(), udp);
-        r.handle_ready(&mut h.ctx(), udp);
+        assert_eq!(r.attach(&mut h.ctx(), udp), Attach::Attached);
+        assert_eq!(r.attach(&mut h.ctx(), udp), Attach::Attached);
+        h.pipes.get_mut(udp).unwrap().attached = true;
         r.handle_subscription(&mut h.ctx(), tcp, b"news", true);
         for g in ["news", "other"] {
             r.send(&mut h.ctx(), Message::from("x").with_group(g))
@@ -317,7 +317,7 @@ mod tests {
                 Message::multipart(["news", "x"]),
                 Message::multipart(["other", "x"])
             ],
-            "once each, however often it was ready"
+            "once each, however often it was attached"
         );
         r.detach(&mut h.ctx(), udp, None);
         r.send(&mut h.ctx(), Message::from("y").with_group("other"))
