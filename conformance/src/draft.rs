@@ -60,6 +60,74 @@ pub fn run_draft<B: Backend>(case: DraftCase, tr: DraftTransport, omq_binds: boo
     });
 }
 
+/// RADIO and DISH over `udp://` against the draft libzmq: the DISH binds, the RADIO connects;
+/// no JOIN crosses (the DISH filters), and each message is one datagram as libzmq writes it.
+/// `omq_radio`: omq is the RADIO (else the DISH).
+pub fn run_draft_udp<B: Backend>(omq_radio: bool) {
+    B::block_on(async move {
+        let peer = AsyncPeer::spawn_draft().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(peer.call(|p| p.version().to_owned()).await, "4.3.5");
+        udp::<B::R>(&peer, omq_radio).await;
+    });
+}
+
+async fn udp<R: Runtime>(peer: &AsyncPeer, omq_radio: bool) {
+    let o = Options::default()
+        .recv_timeout(Some(T))
+        .send_timeout(Some(T));
+    // Fits one datagram (libzmq reads at most 8 KiB of one).
+    let bodies = [b"one".to_vec(), b"\x00\xff binary".to_vec(), vec![7u8; 8000]];
+    if omq_radio {
+        // libzmq binds a port found free a moment ago (its udp bind has no wildcard port).
+        let port = std::net::UdpSocket::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let ep = format!("udp://127.0.0.1:{port}");
+        let bind_at = ep.clone();
+        peer.call(move |p| {
+            p.socket(1, "DISH").unwrap();
+            p.setsockopt(1, "LINGER", 0).unwrap();
+            p.bind(1, &bind_at).unwrap();
+            p.join(1, b"news", true).unwrap();
+        })
+        .await;
+        let omq = Socket::<R>::new(SocketType::Radio, o).unwrap();
+        omq.connect(&ep).await.unwrap();
+        for m in bodies {
+            omq.send(Message::from(m.clone()).with_group("weather"))
+                .await
+                .unwrap();
+            omq.send(Message::from(m.clone()).with_group("news"))
+                .await
+                .unwrap();
+            let got = peer.call(|p| p.recvx(1, T)).await.unwrap();
+            assert_eq!((got.group.as_deref(), got.part), (Some(&b"news"[..]), m));
+        }
+    } else {
+        let omq = Socket::<R>::new(SocketType::Dish, o).unwrap();
+        let ep = omq.bind("udp://127.0.0.1:0").await.unwrap().to_string();
+        omq.join("news").unwrap();
+        peer.call(move |p| {
+            p.socket(1, "RADIO").unwrap();
+            p.setsockopt(1, "LINGER", 0).unwrap();
+            p.connect(1, &ep).unwrap();
+        })
+        .await;
+        for m in bodies {
+            let body = m.clone();
+            peer.call(move |p| {
+                p.sendx(1, 0, Some(b"weather"), &body).unwrap();
+                p.sendx(1, 0, Some(b"news"), &body).unwrap();
+            })
+            .await;
+            let got = omq.recv().await.unwrap();
+            assert_eq!((got.group(), body_of(&got)), (Some(&b"news"[..]), m));
+        }
+    }
+}
+
 /// Single parts: text, binary with zero bytes, and a large one.
 fn singles() -> Vec<Vec<u8>> {
     vec![
@@ -295,6 +363,16 @@ macro_rules! draft_suite {
     };
     (@cases $backend:ty; $($name:ident : $case:ident),* $(,)?) => {
         mod draft {
+            mod udp {
+                #[test]
+                fn radio_to_libzmq_dish() {
+                    $crate::draft::run_draft_udp::<$backend>(true);
+                }
+                #[test]
+                fn dish_from_libzmq_radio() {
+                    $crate::draft::run_draft_udp::<$backend>(false);
+                }
+            }
             $(
                 mod $name {
                     use $crate::draft::{run_draft, DraftCase, DraftTransport};
