@@ -180,6 +180,10 @@ pub enum Case {
     /// nothing: the connection stops being read once 100 messages wait, so the writer stalls.
     /// Bound: 24 MB (RCVHWM messages of at most one read each).
     StreamFloodNeverRead,
+    /// 200,000 datagrams (8 KiB each, a joined group; plus empty, truncated and 64 KiB ones)
+    /// to a DISH bound on `udp://` with RCVHWM 100 whose application reads nothing: what
+    /// does not fit is dropped, never queued. Bound: 16 MB; then a RADIO is served.
+    DishDatagramFlood,
     /// A hostile server answers an omq DEALER's handshake with a READY of 100,000 properties
     /// plus `User-Id`, then hangs up: the DEALER reports the disconnect and works with a real
     /// ROUTER on the same port within 3 s of that READY.
@@ -741,6 +745,7 @@ async fn run<R: Runtime>(case: Case, backend: &'static str) {
         Case::PubSubscribeFloodPastLimit => flood_past_limit::<R>(label, Kind::Pub).await,
         Case::RadioJoinFloodPastLimit => flood_past_limit::<R>(label, Kind::Radio).await,
         Case::StreamFloodNeverRead => stream_flood::<R>(label).await,
+        Case::DishDatagramFlood => dish_datagram_flood::<R>(label).await,
         Case::ServerManyProperties => hostile_server::<R>(label, Server::ManyProperties).await,
         Case::ServerFrame2e62 => hostile_server::<R>(label, Server::Frame2e62).await,
         Case::ServerCommand2e63 => hostile_server::<R>(label, Server::Command2e63).await,
@@ -1529,6 +1534,58 @@ async fn stream_flood<R: Runtime>(label: &str) {
     drop(peer);
 }
 
+async fn dish_datagram_flood<R: Runtime>(label: &str) {
+    const DATAGRAMS: usize = 200_000;
+    const BOUND: usize = 16 * MB;
+    let dish = Socket::<R>::new(SocketType::Dish, Options::default().recv_hwm(100)).unwrap();
+    let ep = dish.bind("udp://127.0.0.1:0").await.unwrap().to_string();
+    dish.join("g").unwrap();
+    let addr: SocketAddr = ep.trim_start_matches("udp://").parse().unwrap();
+    let base = Baseline::take();
+    attack("datagram-flood", move || {
+        let s = std::net::UdpSocket::bind("127.0.0.1:0").ctx("bind")?;
+        let mut big = vec![1u8, b'g'];
+        big.resize(8 * 1024, 0x5a);
+        let mut huge = vec![1u8, b'g'];
+        huge.resize(65_507, 0x5a);
+        for i in 0..DATAGRAMS {
+            let d: &[u8] = match i % 100 {
+                0 => b"",
+                1 => b"\xffg",
+                2 => &huge,
+                _ => &big,
+            };
+            // A full kernel buffer refuses a datagram now and then: that is udp.
+            let _ = s.send_to(d, addr);
+            if i % 1000 == 0 && base.heap_now() > 2 * BOUND {
+                return Err(format!(
+                    "stopped after {i} datagrams: the victim's heap grew by {} MB",
+                    base.heap_now() / MB
+                ));
+            }
+        }
+        Ok(())
+    })
+    .join::<R>(|| {})
+    .await;
+    check_peak(label, &base, BOUND);
+    // The queue is full of flood; a real RADIO's message arrives once the application reads.
+    let radio = Socket::<R>::new(SocketType::Radio, Options::default()).unwrap();
+    radio.connect(&ep).await.unwrap();
+    within::<R, _>(SERVE, "a real RADIO served after the flood", async {
+        loop {
+            let _ = radio.try_send(Message::from(REAL).with_group("g"));
+            let quick = Duration::from_millis(20);
+            if let Some(Ok(m)) = within_opt::<R, _>(quick, dish.recv()).await {
+                if m == Message::from(REAL) {
+                    break;
+                }
+            }
+        }
+    })
+    .await;
+}
+
 async fn xpub_unread_flood<R: Runtime>(label: &str) {
     const TOPICS: usize = 200_000;
     const BOUND: usize = 16 * MB;
@@ -1743,6 +1800,7 @@ macro_rules! hostile_suite {
                 pub_subscribe_flood_past_max_subscriptions: PubSubscribeFloodPastLimit,
                 radio_join_flood_past_max_subscriptions: RadioJoinFloodPastLimit,
                 stream_flood_from_a_raw_peer_never_read: StreamFloodNeverRead,
+                udp_datagram_flood_to_a_dish_never_read: DishDatagramFlood,
                 hostile_server_ready_with_100k_properties: ServerManyProperties,
                 hostile_server_frame_of_2_62_bytes: ServerFrame2e62,
                 hostile_server_command_of_2_63_bytes: ServerCommand2e63,
