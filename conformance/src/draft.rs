@@ -76,7 +76,11 @@ async fn udp<R: Runtime>(peer: &AsyncPeer, omq_radio: bool) {
         .recv_timeout(Some(T))
         .send_timeout(Some(T));
     // Fits one datagram (libzmq reads at most 8 KiB of one).
-    let bodies = [b"one".to_vec(), b"\x00\xff binary".to_vec(), vec![7u8; 8000]];
+    let bodies = [
+        b"one".to_vec(),
+        b"\x00\xff binary".to_vec(),
+        vec![7u8; 8000],
+    ];
     if omq_radio {
         // libzmq binds a port found free a moment ago (its udp bind has no wildcard port).
         let port = std::net::UdpSocket::bind("127.0.0.1:0")

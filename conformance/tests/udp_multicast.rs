@@ -68,14 +68,22 @@ async fn two_dishes_one_radio<R: Runtime>() {
     }
     let radio = Socket::<R>::new(SocketType::Radio, Options::default()).unwrap();
     radio.connect(&ep).await.unwrap();
-    for (group, body) in [("news", "n1"), ("weather", "w1"), ("other", "x"), ("all", "a1")] {
+    for (group, body) in [
+        ("news", "n1"),
+        ("weather", "w1"),
+        ("other", "x"),
+        ("all", "a1"),
+    ] {
         radio
             .send(Message::from(body).with_group(group))
             .await
             .unwrap();
     }
     for (d, first) in dishes.iter().zip(["n1", "w1"]) {
-        assert_eq!(within::<R, _>(d.recv()).await.unwrap(), Message::from(first));
+        assert_eq!(
+            within::<R, _>(d.recv()).await.unwrap(),
+            Message::from(first)
+        );
         let m = within::<R, _>(d.recv()).await.unwrap();
         assert_eq!(m.group(), Some(&b"all"[..]));
         assert_eq!(m, Message::from("a1"));

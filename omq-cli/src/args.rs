@@ -88,6 +88,15 @@ struct Cli {
     #[arg(long, value_name = "PREFIX", allow_hyphen_values = true)]
     subscribe: Vec<OsString>,
 
+    /// RADIO: send each line to GROUP (at most 255 bytes).
+    #[arg(long, value_name = "GROUP")]
+    group: Option<OsString>,
+
+    /// DISH: receive the messages of GROUP (repeatable; at least one). Each prints as the
+    /// group, the delimiter, then the body.
+    #[arg(long = "join", value_name = "GROUP")]
+    join_groups: Vec<OsString>,
+
     /// REP/ROUTER/SERVER with --recv: reply to each request with the request itself.
     #[arg(long)]
     echo: bool,
@@ -254,6 +263,10 @@ pub(crate) struct Config {
     pub(crate) count: Option<u64>,
     pub(crate) backend: Backend,
     pub(crate) subscribe: Vec<Vec<u8>>,
+    /// RADIO: the group each line goes to.
+    pub(crate) group: Option<Vec<u8>>,
+    /// DISH: the groups joined.
+    pub(crate) join_groups: Vec<Vec<u8>>,
     pub(crate) echo: bool,
     /// Splits input lines (None: a line is one part).
     pub(crate) split: Option<Vec<u8>>,
@@ -283,7 +296,7 @@ pub(crate) enum Command {
 
 /// The socket types, by their command-line names: the standard ones, then the draft types
 /// that need no routing id to send (PEER does: use the library).
-const TYPES: [(&str, SocketType); 16] = [
+const TYPES: [(&str, SocketType); 18] = [
     ("push", SocketType::Push),
     ("pull", SocketType::Pull),
     ("req", SocketType::Req),
@@ -300,6 +313,8 @@ const TYPES: [(&str, SocketType); 16] = [
     ("scatter", SocketType::Scatter),
     ("gather", SocketType::Gather),
     ("channel", SocketType::Channel),
+    ("radio", SocketType::Radio),
+    ("dish", SocketType::Dish),
 ];
 
 fn usage(text: impl Into<String>) -> Failure {
@@ -389,7 +404,7 @@ fn check(cli: Cli) -> Result<Config, Failure> {
                 "a server answers its clients: use --recv --echo (client --send sends to it)",
             ))
         }
-        (Mode::Send, T::Pull | T::Sub | T::Gather) => {
+        (Mode::Send, T::Pull | T::Sub | T::Gather | T::Dish) => {
             return Err(usage(format!("a {lname} socket cannot send: use --recv")))
         }
         (Mode::Send, T::Rep) => {
@@ -397,7 +412,7 @@ fn check(cli: Cli) -> Result<Config, Failure> {
                 "a rep socket answers requests: use --recv --echo (req --send sends requests)",
             ))
         }
-        (Mode::Recv, T::Push | T::Pub | T::Scatter) => {
+        (Mode::Recv, T::Push | T::Pub | T::Scatter | T::Radio) => {
             return Err(usage(format!(
                 "a {lname} socket cannot receive: use --send"
             )))
@@ -421,6 +436,27 @@ fn check(cli: Cli) -> Result<Config, Failure> {
     }
     if !cli.subscribe.is_empty() && !matches!(t, T::Sub | T::XSub) {
         return Err(usage("--subscribe is for sub and xsub sockets"));
+    }
+    match (t, &cli.group, cli.join_groups.is_empty()) {
+        (T::Radio, None, _) => return Err(usage("a radio sends to a group: add --group GROUP")),
+        (T::Dish, _, true) => {
+            return Err(usage(
+                "a dish receives the groups it joins: add --join GROUP",
+            ))
+        }
+        (T::Radio | T::Dish, _, _) => {}
+        (_, Some(_), _) => return Err(usage("--group is for radio sockets")),
+        (_, _, false) => return Err(usage("--join is for dish sockets")),
+        _ => {}
+    }
+    let group = cli.group.map(os_bytes);
+    let join_groups: Vec<Vec<u8>> = cli.join_groups.into_iter().map(os_bytes).collect();
+    if group
+        .iter()
+        .chain(&join_groups)
+        .any(|g| g.len() > omq_core::message::MAX_GROUP)
+    {
+        return Err(usage("a group is at most 255 bytes"));
     }
     if let Some(ep) = cli
         .bind
@@ -492,6 +528,8 @@ fn check(cli: Cli) -> Result<Config, Failure> {
         count: cli.count,
         backend,
         subscribe,
+        group,
+        join_groups,
         echo: cli.echo,
         join: delim.clone().unwrap_or_else(|| b"\t".to_vec()),
         split: delim,

@@ -116,7 +116,12 @@ async fn wait_connected<R: Runtime>(
     endpoints: &[String],
     deadline: Option<Instant>,
 ) -> Vec<String> {
-    let mut up: HashMap<&str, bool> = endpoints.iter().map(|e| (e.as_str(), false)).collect();
+    // udp has no connection to wait for: its datagrams go out as soon as its socket opens.
+    let mut up: HashMap<&str, bool> = endpoints
+        .iter()
+        .filter(|e| !e.starts_with("udp://"))
+        .map(|e| (e.as_str(), false))
+        .collect();
     let down = |up: &HashMap<&str, bool>| -> Vec<String> {
         let mut v: Vec<String> = up
             .iter()
@@ -158,8 +163,12 @@ async fn send_lines<R: Runtime>(socket: &Socket<R>, config: &Config) -> Result<E
             break;
         };
         let line = line.map_err(|e| Failure::Other(format!("reading stdin: {e}")))?;
+        let mut msg = to_message(&line, config.split.as_deref());
+        if let Some(group) = &config.group {
+            msg = msg.with_group(group.clone());
+        }
         socket
-            .send(to_message(&line, config.split.as_deref()))
+            .send(msg)
             .await
             .map_err(|e| send_failure(e, config.timeout))?;
         sent += 1;
@@ -195,6 +204,11 @@ async fn receive<R: Runtime>(socket: &Socket<R>, config: &Config) -> Result<End,
         };
         subscribed?;
     }
+    for group in &config.join_groups {
+        socket
+            .join(group)
+            .map_err(|e| Failure::Other(format!("joining: {e}")))?;
+    }
     let mut received: u64 = 0;
     while config.count.is_none_or(|n| received < n) {
         let msg = socket
@@ -208,7 +222,15 @@ async fn receive<R: Runtime>(socket: &Socket<R>, config: &Config) -> Result<End,
                 .await
                 .map_err(|e| send_failure(e, config.timeout))?;
         }
-        if !print(&msg, &config.join)? {
+        // A DISH's message prints behind its group.
+        let shown = match msg.group() {
+            Some(g) => {
+                let body = msg.parts().first().map(|p| p.to_vec()).unwrap_or_default();
+                Message::multipart([g.to_vec(), body])
+            }
+            None => msg,
+        };
+        if !print(&shown, &config.join)? {
             return Ok(End::StdoutClosed);
         }
     }

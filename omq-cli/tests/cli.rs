@@ -329,6 +329,108 @@ fn scatter_gather_pipeline() {
 }
 
 #[test]
+fn radio_dish_over_udp_and_tcp() {
+    // udp: the DISH binds, the RADIO connects; over tcp either may bind (here the RADIO). The
+    // DISH prints each message behind its group.
+    let port = std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    for (ep, dish_binds) in [
+        (format!("udp://127.0.0.1:{port}"), true),
+        (free_tcp(), false),
+    ] {
+        let (dish_side, radio_side) = if dish_binds {
+            ("--bind", "--connect")
+        } else {
+            ("--connect", "--bind")
+        };
+        let mut news = omq(&["radio", radio_side, &ep, "--send", "--group", "news"]);
+        // Over udp a second RADIO sends a group the DISH did not join: udp carries every
+        // group, so the DISH's own filter is what keeps it out.
+        let mut weather =
+            dish_binds.then(|| omq(&["radio", "--connect", &ep, "--send", "--group", "weather"]));
+        let mut dish = omq(&[
+            "dish", dish_side, &ep, "--recv", "--join", "news", "--join", "sport", "-n", "3",
+        ]);
+        // The DISH may be bound (udp) or joined (tcp) a moment after the RADIO starts: send
+        // until it has had its three; a group it did not join never shows.
+        let start = Instant::now();
+        let mut i = 0;
+        while dish.exited().is_none() {
+            assert!(start.elapsed() < WAIT, "{ep}: {}", dish.stderr());
+            news.write_line(&format!("hello{i}"));
+            if let Some(w) = &mut weather {
+                w.write_line(&format!("rain{i}"));
+            }
+            i += 1;
+            thread::sleep(Duration::from_millis(20));
+        }
+        dish.success();
+        let got = dish.lines(3);
+        assert!(
+            got.iter().all(|l| l.starts_with("news\thello")),
+            "{ep}: {got:?}"
+        );
+        news.close_stdin();
+        news.success();
+        if let Some(mut w) = weather {
+            w.close_stdin();
+            w.success();
+        }
+    }
+    // Each type needs its group option, and only its own.
+    for (args, want) in [
+        (
+            &["radio", "--connect", "udp://127.0.0.1:1", "--send"][..],
+            "--group",
+        ),
+        (
+            &["dish", "--bind", "udp://127.0.0.1:0", "--recv"][..],
+            "--join",
+        ),
+        (
+            &[
+                "pub",
+                "--bind",
+                "tcp://127.0.0.1:0",
+                "--send",
+                "--group",
+                "g",
+            ][..],
+            "radio",
+        ),
+        (
+            &[
+                "sub",
+                "--connect",
+                "tcp://127.0.0.1:1",
+                "--recv",
+                "--join",
+                "g",
+            ][..],
+            "dish",
+        ),
+        (
+            &[
+                "dish",
+                "--bind",
+                "udp://127.0.0.1:0",
+                "--send",
+                "--join",
+                "g",
+            ][..],
+            "cannot send",
+        ),
+    ] {
+        let (code, _, err) = run(args, "");
+        assert_ne!(code, 0, "{args:?}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
+
+#[test]
 fn router_echo_keeps_the_envelope() {
     let ep = free_tcp();
     let mut router = omq(&["router", "--bind", &ep, "--recv", "--echo", "-n", "2"]);
