@@ -870,7 +870,7 @@ impl Socket {
     }
 
     /// MAX_SUBSCRIPTIONS: an error once the peer on `pipe` holds more topics (or groups) than
-    /// allowed. [`crate::Connection`] asks after each subscription and ends the connection
+    /// allowed. [`crate::connection::Connection`] asks after each subscription and ends the connection
     /// with it; the peer's subscriptions go with the connection.
     pub fn subscription_limit(&self, pipe: PipeId) -> Result<(), LimitError> {
         let max = self.options.max_subscriptions;
