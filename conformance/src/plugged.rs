@@ -2,7 +2,7 @@
 //! product: async-io's reactor and timers with async-executor's single-threaded executor, its
 //! streams carried through omq-driver's futures-io adapter. Nothing here touches omq-core.
 //!
-//! This is the whole of what a new runtime needs: the four executor traits (here ~100 lines),
+//! This is the whole of what a new runtime needs: the executor traits (here ~120 lines),
 //! then `interop_suite!` / `local_suite!` or [`crate::report::run_suite`].
 
 use std::cell::OnceCell;
