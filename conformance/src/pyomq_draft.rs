@@ -1,7 +1,9 @@
 //! The draft socket types against pyomq (omq.rs's Python binding, from PyPI), an independent
 //! implementation, over tcp, either side binding, run on every backend: CLIENT/SERVER both
-//! ways, SCATTER/GATHER both ways, CHANNEL. `conformance/pyomq/draft_peer.py` plays pyomq's
-//! side; a missing venv fails the test (see [`crate::pyomq::python`]).
+//! ways, SCATTER/GATHER both ways, CHANNEL, and RADIO/DISH both ways ([`run_pyomq_groups`];
+//! over tcp only: pyomq 0.21 starts each udp datagram with a byte 0x01 that libzmq 4.3.5
+//! neither writes nor reads, and omq follows libzmq). `conformance/pyomq/draft_peer.py` plays pyomq's side; a missing
+//! venv fails the test (see [`crate::pyomq::python`]).
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -49,6 +51,16 @@ impl Drop for Peer {
 /// Starts pyomq's side and returns it with the line it printed (its endpoint, or
 /// "connected").
 fn spawn(kind: &str, role: &str, endpoint: Option<&str>) -> (Peer, String) {
+    let (peer, first, _) = spawn_lines(kind, role, endpoint);
+    (peer, first)
+}
+
+/// As [`spawn`], with the lines pyomq's side prints after the first, as they come.
+fn spawn_lines(
+    kind: &str,
+    role: &str,
+    endpoint: Option<&str>,
+) -> (Peer, String, std::sync::mpsc::Receiver<String>) {
     let mut child = Command::new(crate::pyomq::python())
         .arg(script())
         .args([kind, role, &COUNT.to_string()])
@@ -65,7 +77,81 @@ fn spawn(kind: &str, role: &str, endpoint: Option<&str>) -> (Peer, String) {
         !line.is_empty(),
         "the pyomq peer exited before it was ready"
     );
-    (Peer(child), line.trim().to_string())
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for l in out.lines().map_while(Result::ok) {
+            if tx.send(l).is_err() {
+                return;
+            }
+        }
+    });
+    (Peer(child), line.trim().to_string(), rx)
+}
+
+/// RADIO and DISH against pyomq (which gives a group's message as `[group, body]`) over tcp:
+/// `omq_radio` says which side omq plays, `omq_binds` who binds. omq's RADIO probes until pyomq's DISH says it has joined, then sends
+/// `m0, m1, ...` (with another group's messages between, which must not arrive); pyomq's
+/// RADIO sends without end and omq's DISH takes `COUNT` consecutive ones.
+pub fn run_pyomq_groups<B: Backend>(omq_radio: bool, omq_binds: bool) {
+    B::block_on(groups::<B::R>(omq_radio, omq_binds));
+}
+
+async fn groups<R: Runtime>(omq_radio: bool, omq_binds: bool) {
+    let o = Options::default()
+        .recv_timeout(Some(T))
+        .send_timeout(Some(T));
+    let omq_type = if omq_radio {
+        SocketType::Radio
+    } else {
+        SocketType::Dish
+    };
+    let py_kind = if omq_radio { "dish" } else { "radio" };
+    let omq = Socket::<R>::new(omq_type, o).unwrap();
+    if !omq_radio {
+        omq.join("news").unwrap();
+    }
+    let (peer, lines) = if omq_binds {
+        let ep = omq.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
+        let (peer, _, lines) = spawn_lines(py_kind, "connect", Some(&ep));
+        (peer, lines)
+    } else {
+        let (peer, ep, lines) = spawn_lines(py_kind, "bind", None);
+        omq.connect(&ep).await.unwrap();
+        (peer, lines)
+    };
+    if omq_radio {
+        let deadline = R::now() + T;
+        loop {
+            assert!(R::now() < deadline, "pyomq's DISH never got a probe");
+            omq.send(Message::from("probe").with_group("news"))
+                .await
+                .unwrap();
+            if lines.try_recv().is_ok_and(|l| l == "joined") {
+                break;
+            }
+            R::sleep_until(R::now() + Duration::from_millis(10)).await;
+        }
+        for i in 0..COUNT {
+            omq.send(Message::from("x").with_group("weather"))
+                .await
+                .unwrap();
+            omq.send(body(i).with_group("news")).await.unwrap();
+        }
+        finished::<R>(peer).await;
+    } else {
+        let first = omq.recv().await.unwrap();
+        assert_eq!(first.group(), Some(&b"news"[..]));
+        let start: usize = std::str::from_utf8(&first.parts()[0][1..])
+            .unwrap()
+            .parse()
+            .unwrap();
+        for i in 1..COUNT {
+            let m = omq.recv().await.unwrap();
+            assert_eq!(m.group(), Some(&b"news"[..]));
+            assert_eq!(m, body(start + i));
+        }
+        drop(peer);
+    }
 }
 
 /// Waits for pyomq's side to exit, without blocking the runtime (its sockets may still have
@@ -154,6 +240,25 @@ macro_rules! pyomq_draft_suite {
         }
     };
     (@cases $backend:ty; $($name:ident : $case:ident),* $(,)?) => {
+        mod groups {
+            use $crate::pyomq_draft::run_pyomq_groups;
+            #[test]
+            fn radio_to_dish_omq_binds() {
+                run_pyomq_groups::<$backend>(true, true);
+            }
+            #[test]
+            fn radio_to_dish_pyomq_binds() {
+                run_pyomq_groups::<$backend>(true, false);
+            }
+            #[test]
+            fn dish_from_radio_omq_binds() {
+                run_pyomq_groups::<$backend>(false, true);
+            }
+            #[test]
+            fn dish_from_radio_pyomq_binds() {
+                run_pyomq_groups::<$backend>(false, false);
+            }
+        }
         $(
             mod $name {
                 use $crate::pyomq_draft::{run_pyomq_draft, PyomqDraft};
