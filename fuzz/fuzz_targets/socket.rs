@@ -44,9 +44,9 @@ const TYPES: [SocketType; 11] = [
     SocketType::Pair,
 ];
 
-/// KNOWN BUG (being fixed in omq-core): the subscription trie recurses once per topic byte
-/// (pruning, listing, dropping), so a long enough topic overflows the stack. Topics are cut
-/// to this length unless `OMQ_FUZZ_CHECK_KNOWN=1`.
+/// Once a bug, fixed (the trie is iterative now; `trie_hostile` runs it on a 64 KiB stack): the
+/// subscription trie recursed once per topic byte, so a long topic overflowed the stack. Topics
+/// are cut to this length only with `OMQ_FUZZ_CHECK_KNOWN=0` (for an older omq-core).
 const KNOWN_MAX_TOPIC: usize = 1024;
 
 /// Most peers at once (keeps the cost of an input linear).
@@ -220,9 +220,9 @@ impl Fuzz {
         let expected: Vec<&[u8]> = match self.t {
             SocketType::Router => {
                 let mut rid = &self.rids.get(&sent.pipe).expect("a named peer")[..];
-                // FINDING (reported, not fixed here): a ROUTER forgets the routing id of a peer
-                // that disconnected with messages still queued, and hands those out behind an
-                // empty id. Accepted unless `OMQ_FUZZ_CHECK_KNOWN=1`.
+                // Once a finding, fixed: a ROUTER forgot the routing id of a peer that
+                // disconnected with messages still queued, and handed those out behind an empty
+                // id. Accepted only with `OMQ_FUZZ_CHECK_KNOWN=0`.
                 let active = self
                     .s
                     .pipes()
@@ -265,9 +265,9 @@ impl Fuzz {
                 let m = m.clone();
                 self.received(&m);
             }
-            // FINDING (reported, not fixed here): REP's can_recv says yes while only requests
-            // without a delimiter are queued, which recv then discards. Accepted unless
-            // `OMQ_FUZZ_CHECK_KNOWN=1`.
+            // Once a finding, fixed: REP's can_recv said yes while only requests without a
+            // delimiter were queued, which recv then discards. Accepted only with
+            // `OMQ_FUZZ_CHECK_KNOWN=0`.
             Err(RecvError::WouldBlock) => assert!(
                 !can || (self.t == SocketType::Rep && !omq_fuzz::check_known()),
                 "can_recv said yes, recv would block"
