@@ -47,8 +47,11 @@ pub struct LinkConfig {
     pub latency: Duration,
     /// Stop delivering after this many bytes (the rest is lost silently).
     pub cut_after: Option<usize>,
-    /// Flip the lowest bit of the byte at this offset of the stream (tamper tests).
+    /// Flip bits of the byte at this offset of the stream (tamper tests): those of
+    /// `flip_mask`.
     pub flip_at: Option<usize>,
+    /// The bits `flip_at` flips (default 1, the lowest).
+    pub flip_mask: u8,
 }
 
 impl Default for LinkConfig {
@@ -58,6 +61,7 @@ impl Default for LinkConfig {
             latency: Duration::ZERO,
             cut_after: None,
             flip_at: None,
+            flip_mask: 1,
         }
     }
 }
@@ -67,6 +71,8 @@ struct Link {
     config: LinkConfig,
     in_flight: VecDeque<(Instant, Bytes)>,
     carried: usize,
+    /// Every byte carried, in order (for tests that parse the stream).
+    transcript: Vec<u8>,
     /// The sender's output stays queued in its session (see [`Pair::hold`]).
     held: bool,
 }
@@ -77,6 +83,7 @@ impl Link {
             config,
             in_flight: VecDeque::new(),
             carried: 0,
+            transcript: Vec::new(),
             held: false,
         }
     }
@@ -95,11 +102,12 @@ impl Link {
             if let Some(at) = self.config.flip_at {
                 if (self.carried..self.carried + piece.len()).contains(&at) {
                     let mut bytes = piece.to_vec();
-                    bytes[at - self.carried] ^= 1;
+                    bytes[at - self.carried] ^= self.config.flip_mask;
                     piece = Bytes::from(bytes);
                 }
             }
             self.carried += piece.len();
+            self.transcript.extend_from_slice(&piece);
             if !piece.is_empty() {
                 self.in_flight.push_back((at, piece));
             }
@@ -333,6 +341,22 @@ impl Pair {
             Direction::BToA => &mut self.b,
         };
         std::iter::from_fn(|| from.session.poll_transmit()).collect()
+    }
+
+    /// Bytes the link of `dir` has carried so far (a clean run measures where to tamper).
+    pub fn carried(&self, dir: Direction) -> usize {
+        match dir {
+            Direction::AToB => self.ab.carried,
+            Direction::BToA => self.ba.carried,
+        }
+    }
+
+    /// Every byte the link of `dir` has carried, in order.
+    pub fn transcript(&self, dir: Direction) -> &[u8] {
+        match dir {
+            Direction::AToB => &self.ab.transcript,
+            Direction::BToA => &self.ba.transcript,
+        }
     }
 
     /// Puts bytes on the link of `dir` as if its sender had just written them; the next
