@@ -118,8 +118,8 @@ proptest! {
             prop_assert_eq!(*who.entry(id).or_insert(c), c, "one id per client");
         }
         let mut want: Vec<Vec<Message>> = vec![Vec::new(); clients.len()];
-        for i in 0..received.len() {
-            let pick = order[i].index(received.len());
+        for (i, at) in order.iter().take(received.len()).enumerate() {
+            let pick = at.index(received.len());
             let m = &received[pick];
             let reply = Message::from(format!("re {}", i)).with_routing_id(m.routing_id().unwrap());
             want[who[&m.routing_id().unwrap()]].push(Message::from(format!("re {}", i)));
