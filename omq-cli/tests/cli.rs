@@ -261,7 +261,13 @@ fn push_pull_over_ipc() {
 fn a_binding_sender_waits_for_its_receiver() {
     let ep = ipc("bound-push");
     let mut push = omq(&["push", "--bind", &ep, "--send"]).input("a\nb\nc\n");
-    thread::sleep(Duration::from_millis(200));
+    // The PUSH has bound (its socket file is there) before the PULL starts.
+    let path = ep.trim_start_matches("ipc://");
+    let start = Instant::now();
+    while !std::path::Path::new(path).exists() {
+        assert!(start.elapsed() < WAIT, "push never bound: {}", push.stderr());
+        thread::sleep(Duration::from_millis(5));
+    }
     let mut pull = omq(&["pull", "--connect", &ep, "--recv", "-n", "3"]);
     assert_eq!(pull.lines(3), ["a", "b", "c"]);
     pull.success();
@@ -272,6 +278,9 @@ fn a_binding_sender_waits_for_its_receiver() {
 fn a_sender_that_connects_before_the_bind_delivers_everything() {
     let ep = free_tcp();
     let mut push = omq(&["push", "--connect", &ep, "--send"]).input("x\ny\n");
+    // Give the PUSH time to dial and be refused at least once (it redials every 100 ms): the
+    // case is a connect that precedes the bind. On a slow machine it may not have dialled yet,
+    // which only makes the case easier, never a false failure.
     thread::sleep(Duration::from_millis(300));
     let mut pull = omq(&["pull", "--bind", &ep, "--recv", "-n", "2"]);
     assert_eq!(pull.lines(2), ["x", "y"]);
