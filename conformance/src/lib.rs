@@ -28,6 +28,7 @@ pub mod plugged;
 pub mod pyomq;
 pub mod pyomq_draft;
 pub mod report;
+pub mod restarts;
 pub mod scenarios;
 pub mod secure;
 pub mod sockopts;

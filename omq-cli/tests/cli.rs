@@ -265,7 +265,11 @@ fn a_binding_sender_waits_for_its_receiver() {
     let path = ep.trim_start_matches("ipc://");
     let start = Instant::now();
     while !std::path::Path::new(path).exists() {
-        assert!(start.elapsed() < WAIT, "push never bound: {}", push.stderr());
+        assert!(
+            start.elapsed() < WAIT,
+            "push never bound: {}",
+            push.stderr()
+        );
         thread::sleep(Duration::from_millis(5));
     }
     let mut pull = omq(&["pull", "--connect", &ep, "--recv", "-n", "3"]);
