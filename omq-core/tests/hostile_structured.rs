@@ -6,7 +6,10 @@
 //! never a panic, a failed session stays failed, no whole frame is left undecoded, and its read
 //! room never follows a size the peer merely announced.
 
+mod fragments;
 mod security_support;
+
+use fragments::split_at_points;
 
 use std::time::{Duration, Instant};
 
@@ -157,25 +160,6 @@ fn config(m: Mech, t: SocketType) -> (SessionConfig, MechanismName, bool) {
             true,
         ),
     }
-}
-
-/// Splits `data` at the given points (taken modulo its length), in order.
-fn split_at_points(data: &[u8], cuts: &[usize]) -> Vec<Vec<u8>> {
-    if data.is_empty() {
-        return vec![];
-    }
-    let mut points: Vec<usize> = cuts.iter().map(|c| c % data.len()).collect();
-    points.sort_unstable();
-    points.dedup();
-    let mut out = Vec::new();
-    let mut last = 0;
-    for p in points.into_iter().chain([data.len()]) {
-        if p > last {
-            out.push(data[last..p].to_vec());
-            last = p;
-        }
-    }
-    out
 }
 
 proptest! {

@@ -3,6 +3,9 @@
 use bytes::{Bytes, BytesMut};
 use proptest::prelude::*;
 
+mod fragments;
+use fragments::split_at_points;
+
 use omq_core::sim::{LinkConfig, Pair};
 use omq_core::wire::command::Command;
 use omq_core::wire::frame::{encode_header, Frame, FrameDecoder};
@@ -17,21 +20,6 @@ fn body() -> impl Strategy<Value = Vec<u8>> {
         2 => proptest::collection::vec(any::<u8>(), 200..300),
         1 => proptest::collection::vec(any::<u8>(), 4000..12000),
     ]
-}
-
-/// Cuts `data` at the given (sorted, deduplicated) points.
-fn split_at_points(data: &[u8], cuts: &[usize]) -> Vec<Vec<u8>> {
-    let mut points: Vec<usize> = cuts.iter().map(|c| c % (data.len() + 1)).collect();
-    points.sort_unstable();
-    points.dedup();
-    let mut out = Vec::new();
-    let mut last = 0;
-    for p in points {
-        out.push(data[last..p].to_vec());
-        last = p;
-    }
-    out.push(data[last..].to_vec());
-    out
 }
 
 fn name() -> impl Strategy<Value = String> {
