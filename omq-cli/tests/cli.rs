@@ -341,7 +341,9 @@ fn router_echo_keeps_the_envelope() {
         let end = format!("\t\t{body}");
         let mut line = router.line_within(WAIT).expect("router printed nothing");
         while line.len() < 5 + end.len() {
-            let rest = router.line_within(WAIT).expect("router printed half a line");
+            let rest = router
+                .line_within(WAIT)
+                .expect("router printed half a line");
             line.push(b'\n');
             line.extend_from_slice(&rest);
         }
