@@ -21,6 +21,7 @@ pub fn run_here(args: &[String]) -> Result<(), String> {
         _ if matches!(cell.pattern, Pattern::Scale | Pattern::ScalePub) => crate::scale::run(&cell),
         Impl::OmqTokio
         | Impl::OmqTokioMt
+        | Impl::OmqTokioTasks
         | Impl::OmqCompio
         | Impl::OmqMonoio
         | Impl::OmqGlommio => crate::omq::run(&cell),

@@ -190,6 +190,10 @@ pub fn run(cell: &Cell) -> Result<Samples, String> {
     match cell.imp {
         Impl::OmqTokio => run_on::<TokioSt>(cell),
         Impl::OmqTokioMt => run_on::<TokioMt>(cell),
+        Impl::OmqTokioTasks => match cell.pattern {
+            Pattern::PushPull | Pattern::Curve => Ok(push_pull_tasks(cell)),
+            p => Err(format!("omq-tokio-tasks has no {p:?} cell")),
+        },
         Impl::OmqCompio => run_on::<CompioSt>(cell),
         Impl::OmqMonoio => run_on::<MonoioSt>(cell),
         Impl::OmqGlommio => run_on::<GlommioSt>(cell),
@@ -285,6 +289,68 @@ fn push_pull<B: Backend>(cell: &Cell) -> Samples {
         t0
     };
     let ((first_recv, last_recv), first_send) = B::pair(receiver, sender);
+    ThrTimes {
+        first_send,
+        first_recv,
+        last_recv,
+    }
+    .metrics(n)
+}
+
+/// PUSH/PULL with both sides as tasks of one multi-threaded tokio runtime (omq-tokio-tasks):
+/// the usual shape of a tokio application, where the sockets' user-facing futures and their
+/// connection tasks share the same workers. The same body as [`push_pull`], written for
+/// omq-tokio alone: `tokio::spawn` needs `Send` futures, which the generic body cannot promise
+/// for every backend.
+fn push_pull_tasks(cell: &Cell) -> Samples {
+    let (n, warm, size) = (cell.count, cell.warmup, cell.size);
+    let bind = common::bind_endpoint(cell);
+    let (server_opts, client_opts) = options(cell);
+    let (ep_tx, ep_rx) = oneshot::channel::<String>();
+    let (ready_tx, ready_rx) = oneshot::channel::<()>();
+    let (done_tx, done_rx) = oneshot::channel::<()>();
+    let rt = TokioMt::shared().expect("tokio runtime");
+    let receiver = rt.spawn(async move {
+        let pull = omq_tokio::Socket::new(SocketType::Pull, server_opts).expect("socket");
+        let ep = pull.bind(&bind).await.expect("bind");
+        ep_tx.send(ep.to_string()).expect("endpoint");
+        for _ in 0..warm {
+            pull.recv().await.expect("recv");
+        }
+        ready_tx.send(()).expect("ready");
+        let m = pull.recv().await.expect("recv");
+        let first = Instant::now();
+        assert_eq!(m.byte_len(), size);
+        for _ in 1..n {
+            black_box(pull.recv().await.expect("recv"));
+        }
+        let last = Instant::now();
+        let _ = done_tx.send(());
+        (first, last)
+    });
+    let sender = rt.spawn(async move {
+        let push = omq_tokio::Socket::new(SocketType::Push, client_opts).expect("socket");
+        push.connect(&ep_rx.await.expect("endpoint"))
+            .await
+            .expect("connect");
+        let payload = common::payload(size);
+        for _ in 0..warm {
+            push.send(copy(&payload)).await.expect("send");
+        }
+        ready_rx.await.expect("ready");
+        let t0 = Instant::now();
+        for _ in 0..n {
+            push.send(copy(&payload)).await.expect("send");
+        }
+        done_rx.await.expect("done");
+        t0
+    });
+    let ((first_recv, last_recv), first_send) = rt.block_on(async {
+        (
+            receiver.await.expect("receiver"),
+            sender.await.expect("sender"),
+        )
+    });
     ThrTimes {
         first_send,
         first_recv,

@@ -312,6 +312,7 @@ pub fn thread_layout() -> String {
         let text = match i {
             Impl::OmqTokio => "each side on its own OS thread with a current-thread tokio runtime; the socket's connection tasks run on that thread",
             Impl::OmqTokioMt => "one multi-threaded tokio runtime (one worker per core) runs every connection task; each side's application code blocks on it (Handle::block_on) from its own OS thread",
+            Impl::OmqTokioTasks => "both sides spawned as tasks of one multi-threaded tokio runtime (one worker per core), as in a #[tokio::main] application; every connection task on the same workers (PUSH/PULL and CURVE cells only)",
             Impl::OmqCompio => "each side on its own OS thread with its own compio runtime (io_uring driver where the kernel allows it); the socket's connection tasks run on that thread",
             Impl::OmqMonoio => "each side on its own OS thread with its own monoio runtime (FusionDriver: io_uring where the kernel allows it, timers on); the socket's connection tasks run on that thread",
             Impl::OmqGlommio => "each side on its own OS thread with its own glommio executor (io_uring); the socket's connection tasks run on that thread",

@@ -12,6 +12,9 @@ pub enum Impl {
     /// omq on tokio, one multi-threaded runtime (one worker per core) running every connection
     /// task; each side's application code blocks on it from its own OS thread.
     OmqTokioMt,
+    /// omq on tokio, both sides as tasks of one multi-threaded runtime (one worker per core):
+    /// the shape of a `#[tokio::main]` application. PUSH/PULL and CURVE only.
+    OmqTokioTasks,
     /// omq on compio (io_uring where available), each side on its own OS thread and runtime.
     OmqCompio,
     /// omq on monoio (FusionDriver: io_uring where available), each side on its own OS thread
@@ -29,9 +32,10 @@ pub enum Impl {
 
 impl Impl {
     /// Every implementation, in table order.
-    pub const ALL: [Impl; 8] = [
+    pub const ALL: [Impl; 9] = [
         Impl::OmqTokio,
         Impl::OmqTokioMt,
+        Impl::OmqTokioTasks,
         Impl::OmqCompio,
         Impl::OmqMonoio,
         Impl::OmqGlommio,
@@ -45,6 +49,7 @@ impl Impl {
         match self {
             Impl::OmqTokio => "omq-tokio",
             Impl::OmqTokioMt => "omq-tokio-mt",
+            Impl::OmqTokioTasks => "omq-tokio-tasks",
             Impl::OmqCompio => "omq-compio",
             Impl::OmqMonoio => "omq-monoio",
             Impl::OmqGlommio => "omq-glommio",
@@ -60,6 +65,7 @@ impl Impl {
             self,
             Impl::OmqTokio
                 | Impl::OmqTokioMt
+                | Impl::OmqTokioTasks
                 | Impl::OmqCompio
                 | Impl::OmqMonoio
                 | Impl::OmqGlommio
@@ -76,6 +82,10 @@ impl Impl {
     /// lacks is printed as "n/a" with this reason).
     pub fn lacks(self, p: Pattern, t: Transport) -> Option<&'static str> {
         match (self, p, t) {
+            (Impl::OmqTokioTasks, Pattern::PushPull | Pattern::Curve, _) => None,
+            (Impl::OmqTokioTasks, _, _) => {
+                Some("n/a (omq-tokio-tasks: PUSH/PULL and CURVE cells only)")
+            }
             (Impl::Zmqrs, _, Transport::Inproc) => Some("n/a (zmq.rs has no inproc)"),
             (Impl::Raw, _, Transport::Inproc) => Some("n/a (no raw inproc stream)"),
             // `zeromq::proxy` takes two sockets that each both send and receive

@@ -1,29 +1,29 @@
 //! `inproc://`: sockets of one process joined without sessions, framing or copies.
 //!
 //! A link joins one pipe of each socket. Messages move by value from one socket's outgoing
-//! queue straight into the other's incoming queue, only as many as the receiving queue has room
-//! for, so the link holds exactly SNDHWM + RCVHWM messages, as libzmq's inproc does. The move
-//! happens inline, in whichever task's dispatch found messages or room (the sender's `send`, the
-//! receiver's `recv`), never in a task of its own: no wake-up, no thread hop. The two sockets'
-//! locks are never held together, and one link moves messages in one task at a time.
+//! queue into the other's incoming queue through a lane (one per direction), only as many as
+//! the receiving queue has room for, so the link holds exactly SNDHWM + RCVHWM messages, as
+//! libzmq's inproc does. The sender's dispatch takes each message into the lane under its own
+//! lock; the receiver takes the lane in whole when it has nothing left to receive, so a busy
+//! receiver is neither locked nor woken per message. Only when the receiver found the lane
+//! empty (it may be waiting) does the sender deliver at once, with one wake-up. Moves happen
+//! inline, in whichever task found messages or room, never in a task of their own. The two
+//! sockets' locks are never held together; a lane's lock is taken inside either.
 //!
 //! Names are per process and shared by every backend. Connecting to a name before it is bound
 //! works: the connecting pipe queues, and the link forms when the name is bound.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Instant;
 
 use bytes::Bytes;
 use omq_core::pipe::{Command, Outbound, PipeId};
 use omq_core::wire::metadata::{Metadata, IDENTITY, SOCKET_TYPE};
-use omq_core::{CloseReason, PeerInfo, SessionError};
+use omq_core::{CloseReason, PeerInfo, SessionError, Socket as Core};
 
-use crate::shared::Shared;
-
-/// Most messages moved per lock of the sending socket.
-const BATCH: usize = 256;
+use crate::shared::{Shared, State};
 
 #[derive(Debug, Default)]
 struct Registry {
@@ -51,15 +51,43 @@ struct End {
 #[derive(Debug)]
 pub struct Link {
     ends: [End; 2],
-    /// Held while messages move, so one link moves in one task at a time; holds the batch
-    /// buffer, reused so moving allocates nothing.
-    moving: Mutex<Vec<Outbound>>,
-    /// Set by a task that found the link busy: the mover goes round again.
-    again: AtomicBool,
-    /// Messages taken off a sending pipe and not yet in the receiving one. Set under the
-    /// sender's lock as they leave its pipe, so a closing sender that finds its pipe empty also
-    /// finds them here and waits for them instead of unlinking them away.
-    in_flight: AtomicUsize,
+    /// `lanes[i]` carries what `ends[i]` sends to the other end.
+    lanes: [Mutex<Lane>; 2],
+}
+
+/// One direction of a link: messages taken off the sending pipe and not yet in the receiving
+/// one. The sender takes into the lane under its own lock only (one short lock of the lane
+/// per message, never the receiver's socket); the receiver takes the whole lane in when it
+/// runs out of messages. The receiver's socket is locked by the sender only when the
+/// receiver may be waiting (`idle`), when a command must arrive, when the room has to be
+/// looked at again, or when the sender closes. The lane holds no more than the receiving
+/// pipe's room, so the link holds exactly SNDHWM + RCVHWM messages.
+#[derive(Debug)]
+struct Lane {
+    /// Taken from the sending pipe, in order.
+    q: VecDeque<Outbound>,
+    /// An empty queue swapped in when `q` is delivered, so delivering allocates nothing.
+    spare: VecDeque<Outbound>,
+    /// How many more `q` may take: the receiving pipe's room, as last seen under the
+    /// receiver's lock, minus what `q` holds. A lower bound (reading only makes room).
+    room: usize,
+    /// The receiver found `q` empty and may be waiting: whoever takes next delivers at once.
+    idle: bool,
+}
+
+impl Default for Lane {
+    fn default() -> Self {
+        Lane {
+            q: VecDeque::new(),
+            spare: VecDeque::new(),
+            room: 0,
+            idle: true,
+        }
+    }
+}
+
+fn lock(lane: &Mutex<Lane>) -> std::sync::MutexGuard<'_, Lane> {
+    lane.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Binds an inproc name for a socket and joins every connection waiting for it.
@@ -191,9 +219,7 @@ fn join(connector: &Arc<Shared>, pipe: PipeId, binder: &Arc<Shared>, name: &str)
                 pipe: binder_pipe,
             },
         ],
-        moving: Mutex::new(Vec::new()),
-        again: AtomicBool::new(false),
-        in_flight: AtomicUsize::new(0),
+        lanes: Default::default(),
     });
     connector.with(|st| {
         st.inproc.insert(pipe, link.clone());
@@ -207,88 +233,136 @@ fn join(connector: &Arc<Shared>, pipe: PipeId, binder: &Arc<Shared>, name: &str)
 }
 
 impl Link {
-    /// Moves what can move, both ways. Any task may call it at any time; if another task is
-    /// already moving this link, that task goes round again on this one's behalf.
-    pub fn transfer(&self) {
-        // Announce the request before trying the lock: whoever holds it either sees the flag
-        // in its loop, or sees it after unlocking and comes back.
-        self.again.store(true, Ordering::Release);
-        loop {
-            let Ok(mut batch) = self.moving.try_lock() else {
-                return;
-            };
-            while self.again.swap(false, Ordering::AcqRel) {
-                self.move_one_way(0, 1, &mut batch);
-                self.move_one_way(1, 0, &mut batch);
-            }
-            drop(batch);
-            if !self.again.load(Ordering::Acquire) {
-                return;
-            }
-        }
+    /// The index of `shared`'s end of the link.
+    pub(crate) fn end_of(&self, shared: &Shared) -> usize {
+        usize::from(!std::ptr::eq(self.ends[0].shared.as_ptr(), shared))
     }
 
-    fn move_one_way(&self, from: usize, to: usize, batch: &mut Vec<Outbound>) {
+    /// Takes what the sending pipe of end `from` has into its lane, as far as the receiver has
+    /// room, under the sender's lock (the dispatch of the pipe's `Flush`). Returns whether a
+    /// mover must run ([`Link::transfer_lane`]): the receiver may be waiting, a command is
+    /// among them (commands go at once: the peer may never receive), `eager` (a closing
+    /// sender), or the room ran out with more in the pipe.
+    pub(crate) fn take(&self, from: usize, core: &mut Core, eager: bool) -> bool {
+        let pipe = self.ends[from].pipe;
+        let mut lane = lock(&self.lanes[from]);
+        let mut command = false;
+        while lane.room > 0 {
+            match core.poll_transmit(pipe) {
+                Some(o) => {
+                    command |= matches!(o, Outbound::Command(_));
+                    lane.q.push_back(o);
+                    lane.room -= 1;
+                }
+                None => return !lane.q.is_empty() && (lane.idle || command || eager),
+            }
+        }
+        true
+    }
+
+    /// Delivers lane `from` into the receiving socket's pipe, under the receiver's lock, and
+    /// learns how much room is left. `idle`: the receiver found its queue empty and may wait,
+    /// so if the lane is empty too the next taker delivers at once. Returns how many items
+    /// were delivered.
+    fn deliver(&self, from: usize, core: &mut Core, idle: bool) -> usize {
+        let pipe = self.ends[1 - from].pipe;
+        let mut batch = {
+            let mut lane = lock(&self.lanes[from]);
+            if lane.q.is_empty() {
+                lane.idle |= idle;
+                lane.room = core.inbound_room(pipe);
+                return 0;
+            }
+            lane.idle = false;
+            let spare = std::mem::take(&mut lane.spare);
+            std::mem::replace(&mut lane.q, spare)
+        };
+        let n = batch.len();
+        for o in batch.drain(..) {
+            match o {
+                Outbound::Message(m) => {
+                    // Room was counted (the lane never holds more than the pipe's room) and
+                    // only this lane fills this pipe.
+                    let _ = core.handle_message(pipe, m);
+                }
+                Outbound::Command(Command::Subscribe(t)) => core.handle_subscribe(pipe, t),
+                Outbound::Command(Command::Cancel(t)) => core.handle_cancel(pipe, t),
+                Outbound::Command(Command::Join(g)) => core.handle_join(pipe, g),
+                Outbound::Command(Command::Leave(g)) => core.handle_leave(pipe, g),
+                // Outbound and Command are non-exhaustive: a later kind has no meaning
+                // between two in-process sockets of this version.
+                _ => {}
+            }
+        }
+        let room = core.inbound_room(pipe);
+        {
+            let mut lane = lock(&self.lanes[from]);
+            lane.room = room.saturating_sub(lane.q.len());
+            lane.spare = batch;
+        }
+        // A closing sender may be waiting for exactly these.
+        if let Some(src) = self.ends[from].shared.upgrade() {
+            if src.closing.load(Ordering::Acquire) {
+                src.flushed.notify(usize::MAX);
+            }
+        }
+        n
+    }
+
+    /// Moves what can move, both ways.
+    pub fn transfer(&self) {
+        self.transfer_lane(0);
+        self.transfer_lane(1);
+    }
+
+    /// Moves what can move from end `from` to the other: delivers the lane, then takes more
+    /// from the sending pipe as far as there is room, until the pipe is empty or the receiver
+    /// is full (it then asks for more with `ResumeRead` once it has read some). Any task may
+    /// call it at any time: the lane keeps the order, whoever takes or delivers.
+    pub fn transfer_lane(&self, from: usize) {
         let (Some(src), Some(dst)) = (
             self.ends[from].shared.upgrade(),
-            self.ends[to].shared.upgrade(),
+            self.ends[1 - from].shared.upgrade(),
         ) else {
             return;
         };
-        let (src_pipe, dst_pipe) = (self.ends[from].pipe, self.ends[to].pipe);
-        let mut room = dst.lock().core.inbound_room(dst_pipe);
         loop {
-            if room == 0 {
+            dst.with(|st| self.deliver(from, &mut st.core, false));
+            let more = src.with(|st| {
+                if lock(&self.lanes[from]).room == 0 {
+                    return false;
+                }
+                self.take(from, &mut st.core, true)
+            });
+            if !more {
                 return;
             }
-            src.with(|st| {
-                while batch.len() < room.min(BATCH) {
-                    match st.core.poll_transmit(src_pipe) {
-                        Some(o) => batch.push(o),
-                        None => break,
-                    }
-                }
-                self.in_flight.store(batch.len(), Ordering::Release);
-            });
-            if batch.is_empty() {
-                return;
-            }
-            // Deliver, and learn the room left in the same critical section.
-            room = dst.with(|st| {
-                for o in batch.drain(..) {
-                    match o {
-                        Outbound::Message(m) => {
-                            // Room was counted and only this link fills this pipe.
-                            let _ = st.core.handle_message(dst_pipe, m);
-                        }
-                        Outbound::Command(Command::Subscribe(t)) => {
-                            st.core.handle_subscribe(dst_pipe, t)
-                        }
-                        Outbound::Command(Command::Cancel(t)) => st.core.handle_cancel(dst_pipe, t),
-                        Outbound::Command(Command::Join(g)) => st.core.handle_join(dst_pipe, g),
-                        Outbound::Command(Command::Leave(g)) => st.core.handle_leave(dst_pipe, g),
-                        // Outbound and Command are non-exhaustive: a later kind has no
-                        // meaning between two in-process sockets of this version.
-                        _ => {}
-                    }
-                }
-                st.core.inbound_room(dst_pipe)
-            });
-            self.in_flight.store(0, Ordering::Release);
-            // A closing sender may be waiting for exactly these.
-            src.flushed.notify(usize::MAX);
         }
     }
 
-    /// True while messages are between the two pipes (see `in_flight`).
-    pub fn in_flight(&self) -> bool {
-        self.in_flight.load(Ordering::Acquire) > 0
+    /// Under the receiving socket's lock, when it found nothing to receive: delivers every
+    /// lane into it. Returns how many items were delivered; 0 marks the lanes idle, so the
+    /// next message is delivered at once (with a wake-up).
+    pub(crate) fn pull(shared: &Shared, st: &mut State) -> usize {
+        let State { core, inproc, .. } = st;
+        let mut n = 0;
+        for link in inproc.values() {
+            let to = link.end_of(shared);
+            n += link.deliver(1 - to, core, true);
+        }
+        n
     }
 
-    /// The side of `shared` let go of the link: the other side sees the connection end.
+    /// True while messages are between the two pipes (taken from one, not yet in the other).
+    pub fn in_flight(&self) -> bool {
+        self.lanes.iter().any(|l| !lock(l).q.is_empty())
+    }
+
+    /// The side of `shared` let go of the link: the other side receives what is on its way
+    /// to it, then sees the connection end.
     pub fn unlink(&self, shared: &Arc<Shared>) {
         let now = Instant::now();
-        for end in &self.ends {
+        for (i, end) in self.ends.iter().enumerate() {
             let Some(s) = end.shared.upgrade() else {
                 continue;
             };
@@ -297,9 +371,18 @@ impl Link {
             }
             s.with(|st| {
                 if st.inproc.remove(&end.pipe).is_some() {
+                    self.deliver(1 - i, &mut st.core, false);
                     st.core.handle_closed(end.pipe, &CloseReason::Eof, now);
                 }
             });
         }
+    }
+}
+
+/// Delivers everything a closing socket has on its way to its in-process peers.
+pub fn flush_all(shared: &Arc<Shared>) {
+    let links: Vec<Arc<Link>> = shared.with(|st| st.inproc.values().cloned().collect());
+    for link in links {
+        link.transfer_lane(link.end_of(shared));
     }
 }

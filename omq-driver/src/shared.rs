@@ -7,11 +7,12 @@
 //! every output.
 
 use std::collections::HashMap;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use event_listener::Event;
 use omq_core::pipe::PipeId;
-use omq_core::{Action, Endpoint, Socket as Core};
+use omq_core::{Action, Endpoint, Message, RecvError, Socket as Core};
 
 use crate::runtime::Runtime;
 use crate::signal::{Signal, CLOSE, FLUSH, RESUME, TIMER};
@@ -126,8 +127,8 @@ pub enum Start {
     Dial(PipeId, Endpoint),
     /// Run the socket's timer.
     Timer,
-    /// Move messages across an inproc link (done inline, not as a task).
-    Transfer(Arc<crate::inproc::Link>),
+    /// Move messages across an inproc link from the given end (done inline, not as a task).
+    Transfer(Arc<crate::inproc::Link>, usize),
     /// An inproc link ended on this side: tell the other side.
     Unlink(Arc<crate::inproc::Link>),
 }
@@ -144,7 +145,7 @@ pub fn start_on<R: Runtime>(shared: &Arc<Shared>, start: Start) {
         Start::Timer => R::spawn(Task::Timer(TimerTask {
             shared: shared.clone(),
         })),
-        Start::Transfer(link) => link.transfer(),
+        Start::Transfer(link, from) => link.transfer_lane(from),
         Start::Unlink(link) => link.unlink(shared),
     }
 }
@@ -259,13 +260,29 @@ impl Shared {
         let mut starts = Vec::new();
         st.dispatch(self, &mut starts);
         drop(st);
-        for s in starts {
-            (self.starter)(self, s);
+        // Most calls start nothing: skip even making the iterator.
+        if !starts.is_empty() {
+            for s in starts {
+                (self.starter)(self, s);
+            }
         }
     }
 }
 
 impl State {
+    /// Receives from the core; with nothing there, first takes in what in-process peers have
+    /// on their way (see `inproc`). Every receive path goes through here.
+    #[inline]
+    pub fn recv(&mut self, shared: &Shared) -> Result<Message, RecvError> {
+        loop {
+            match self.core.recv() {
+                Err(RecvError::WouldBlock)
+                    if !self.inproc.is_empty() && crate::inproc::Link::pull(shared, self) > 0 => {}
+                r => return r,
+            }
+        }
+    }
+
     /// Routes the core's actions and wakes waiters. Call with the lock held, after any change.
     pub fn dispatch(&mut self, shared: &Shared, starts: &mut Vec<Start>) {
         while let Some(action) = self.core.poll_action() {
@@ -281,15 +298,23 @@ impl State {
                         starts.push(Start::Unlink(link));
                     }
                 }
-                Action::Flush { pipe } | Action::ResumeRead { pipe } => {
+                Action::Flush { pipe } => {
                     if let Some(s) = self.conns.get(&pipe) {
-                        s.raise(if matches!(action, Action::Flush { .. }) {
-                            FLUSH
-                        } else {
-                            RESUME
-                        });
+                        s.raise(FLUSH);
                     } else if let Some(link) = self.inproc.get(&pipe) {
-                        starts.push(Start::Transfer(link.clone()));
+                        // Into the lane now, under this lock; to the peer only if it must.
+                        let from = link.end_of(shared);
+                        let eager = self.core.is_closed() || shared.closing.load(Ordering::Relaxed);
+                        if link.take(from, &mut self.core, eager) {
+                            starts.push(Start::Transfer(link.clone(), from));
+                        }
+                    }
+                }
+                Action::ResumeRead { pipe } => {
+                    if let Some(s) = self.conns.get(&pipe) {
+                        s.raise(RESUME);
+                    } else if let Some(link) = self.inproc.get(&pipe) {
+                        starts.push(Start::Transfer(link.clone(), 1 - link.end_of(shared)));
                     }
                 }
                 _ => {}

@@ -382,7 +382,7 @@ impl<R: Runtime> Socket<R> {
         loop {
             let (listener, _waiting) = {
                 let mut st = shared.lock();
-                match st.core.recv() {
+                match st.recv(shared) {
                     Ok(m) => {
                         shared.finish(st);
                         return Ok(m);
@@ -415,10 +415,11 @@ impl<R: Runtime> Socket<R> {
         out: &mut impl Extend<Message>,
         max: usize,
     ) -> Result<usize, Error> {
-        let mut st = self.shared().lock();
+        let shared = self.shared();
+        let mut st = shared.lock();
         let mut n = 0;
         while n < max {
-            match st.core.recv() {
+            match st.recv(shared) {
                 Ok(m) => {
                     out.extend(std::iter::once(m));
                     n += 1;
@@ -428,9 +429,7 @@ impl<R: Runtime> Socket<R> {
                 Err(_) => break,
             }
         }
-        if n > 0 {
-            self.shared().finish(st);
-        }
+        shared.finish(st);
         Ok(n)
     }
 
@@ -469,7 +468,7 @@ impl<R: Runtime> Socket<R> {
     /// Receives without waiting.
     pub fn try_recv(&self) -> Result<Message, Error> {
         let mut st = self.shared().lock();
-        let m = st.core.recv()?;
+        let m = st.recv(self.shared())?;
         self.shared().finish(st);
         Ok(m)
     }

@@ -120,7 +120,7 @@ impl<R: Runtime> Stream for SocketStream<R> {
         loop {
             {
                 let mut st = shared.lock();
-                match st.core.recv() {
+                match st.recv(&shared) {
                     Ok(m) => {
                         shared.finish(st);
                         this.wait = None;

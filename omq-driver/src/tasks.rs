@@ -666,6 +666,8 @@ pub(crate) async fn close<R: Runtime>(
 ) -> bool {
     shared.closing.store(true, Ordering::Release);
     shared.with(|st| st.core.close());
+    // What is on its way to in-process peers goes now (their receivers may not be looking).
+    crate::inproc::flush_all(shared);
     let deadline = linger.map(|l| R::now() + l);
     let flushed = loop {
         // Listen before looking, so a change between the look and the wait is not missed.
