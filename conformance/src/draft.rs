@@ -99,6 +99,28 @@ async fn udp<R: Runtime>(peer: &AsyncPeer, omq_radio: bool) {
         .await;
         let omq = Socket::<R>::new(SocketType::Radio, o).unwrap();
         omq.connect(&ep).await.unwrap();
+        // libzmq opens its udp socket on its I/O thread after `zmq_bind` returns: what is sent
+        // before that is lost, as udp loses it. Probe until one arrives, then count exactly.
+        let mut arrived = false;
+        for _ in 0..200 {
+            omq.send(Message::from("probe").with_group("news"))
+                .await
+                .unwrap();
+            if peer
+                .call(|p| p.recvx(1, Duration::from_millis(20)))
+                .await
+                .is_ok()
+            {
+                arrived = true;
+                break;
+            }
+        }
+        assert!(arrived, "libzmq's DISH never received a probe");
+        while peer
+            .call(|p| p.recvx(1, Duration::from_millis(50)))
+            .await
+            .is_ok()
+        {}
         for m in bodies {
             omq.send(Message::from(m.clone()).with_group("weather"))
                 .await
