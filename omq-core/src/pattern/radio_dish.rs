@@ -293,6 +293,116 @@ mod tests {
     }
 
     #[test]
+    fn a_radio_only_sends_and_takes_groups_up_to_255_bytes() {
+        let mut h = Harness::default();
+        let mut r = Radio::default();
+        assert_eq!(r.recv(&mut h.ctx()), Err(RecvError::NotSupported));
+        assert!(r.can_send(&h.pipes, &h.options), "a RADIO never blocks");
+        assert!(!r.can_recv(&mut h.ctx()));
+        let a = h.add(&mut r);
+        let longest = vec![b'g'; MAX_GROUP];
+        assert!(r.handle_subscription(&mut h.ctx(), a, &longest, true));
+        assert!(!r.handle_subscription(&mut h.ctx(), a, &[b'g'; MAX_GROUP + 1], true));
+        r.send(&mut h.ctx(), Message::from("x").with_group(longest.clone()))
+            .unwrap();
+        assert_eq!(h.out(a), [Message::multipart([longest, b"x".to_vec()])]);
+    }
+
+    #[test]
+    fn a_detached_dish_leaves_every_group_and_only_it_does() {
+        let mut h = Harness::default();
+        let mut r = Radio::default();
+        let a = h.add(&mut r);
+        let b = h.add(&mut r);
+        for p in [a, b] {
+            r.handle_subscription(&mut h.ctx(), p, b"news", true);
+        }
+        r.detach(&mut h.ctx(), a, None);
+        r.send(&mut h.ctx(), Message::from("1").with_group("news"))
+            .unwrap();
+        assert!(h.out(a).is_empty());
+        assert_eq!(h.out(b), [Message::multipart(["news", "1"])]);
+        r.detach(&mut h.ctx(), b, None);
+        assert!(r.groups.is_empty());
+    }
+
+    #[test]
+    fn the_group_table_gives_room_back_only_when_mostly_empty() {
+        let mut h = Harness::default();
+        let mut r = Radio::default();
+        let a = h.add(&mut r);
+        let group = |i: u32| i.to_be_bytes();
+        for i in 0..1000 {
+            r.handle_subscription(&mut h.ctx(), a, &group(i), true);
+        }
+        let full = r.groups.capacity();
+        // A tenth left: the room stays.
+        for i in 0..100 {
+            r.handle_subscription(&mut h.ctx(), a, &group(i), false);
+        }
+        // (hashbrown counts a few deleted slots out of its capacity: no shrink, nonetheless.)
+        assert!(
+            r.groups.capacity() > full * 9 / 10,
+            "{} of {full}",
+            r.groups.capacity()
+        );
+        // Most left: the room follows, keeping twice what is left.
+        for i in 100..800 {
+            r.handle_subscription(&mut h.ctx(), a, &group(i), false);
+        }
+        let left = r.groups.len();
+        assert_eq!(left, 200);
+        assert!(
+            r.groups.capacity() < full / 2,
+            "{} of {full}",
+            r.groups.capacity()
+        );
+        assert!(r.groups.capacity() >= 2 * left, "{}", r.groups.capacity());
+        // A small table is left alone.
+        let mut small = Radio::default();
+        for i in 0..10 {
+            small.handle_subscription(&mut h.ctx(), a, &group(i), true);
+        }
+        let cap = small.groups.capacity();
+        for i in 0..9 {
+            small.handle_subscription(&mut h.ctx(), a, &group(i), false);
+        }
+        assert!(
+            small.groups.capacity() >= cap - 1,
+            "{} of {cap}",
+            small.groups.capacity()
+        );
+    }
+
+    #[test]
+    fn a_dish_only_receives_joins_up_to_255_bytes_and_tells_a_reconnection_once() {
+        let mut h = Harness::default();
+        let mut d = Dish::default();
+        assert!(matches!(
+            d.send(&mut h.ctx(), Message::from("x")),
+            Err(SendError::NotSupported(_))
+        ));
+        assert!(!d.can_send(&h.pipes, &h.options));
+        assert!(!d.can_recv(&mut h.ctx()));
+        let a = h.add(&mut d);
+        let b = h.add(&mut d);
+        assert_eq!(d.join(&mut h.ctx(), &[b'g'; MAX_GROUP], true), Ok(()));
+        d.join(&mut h.ctx(), b"news", true).unwrap();
+        h.arrive(&mut d, a, Message::multipart(["news", "x"]));
+        assert!(d.can_recv(&mut h.ctx()));
+        // A reconnection hears each group once, whatever was still waiting for the old one.
+        d.handle_ready(&mut h.ctx(), a);
+        let joins = h.pipes.get_mut(a).unwrap().commands.len();
+        assert_eq!(joins, 2, "one JOIN per group");
+        // A detached peer is told nothing more.
+        d.detach(&mut h.ctx(), b, None);
+        h.pipes.get_mut(b).unwrap().commands.clear();
+        d.join(&mut h.ctx(), b"sport", true).unwrap();
+        assert!(h.pipes.get_mut(b).unwrap().commands.is_empty());
+        assert_eq!(h.pipes.get_mut(a).unwrap().commands.len(), 3);
+    }
+
+    #[test]
     fn udp_pipes_hear_every_group_and_are_told_nothing() {
         let mut h = Harness::default();
         let mut r = Radio::default();
