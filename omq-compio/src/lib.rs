@@ -104,7 +104,7 @@ impl ReadHalf for Reader {
         // A full buffer would read 0 bytes, which means end of stream: grow it first, as
         // tokio's `read_buf` does.
         if buf.len() == buf.capacity() {
-            buf.reserve(omq_driver::tasks::READ_SIZE);
+            buf.reserve(omq_driver::READ_SIZE);
         }
         // `uninit()` exposes only the spare capacity, so the kernel appends after the bytes
         // the driver has not consumed yet; the length grows by what arrived.

@@ -49,7 +49,7 @@ struct End {
 
 /// Two pipes of two sockets joined in-process.
 #[derive(Debug)]
-pub struct Link {
+pub(crate) struct Link {
     ends: [End; 2],
     /// `lanes[i]` carries what `ends[i]` sends to the other end.
     lanes: [Mutex<Lane>; 2],
@@ -91,7 +91,7 @@ fn lock(lane: &Mutex<Lane>) -> std::sync::MutexGuard<'_, Lane> {
 }
 
 /// Binds an inproc name for a socket and joins every connection waiting for it.
-pub fn bind(shared: &Arc<Shared>, name: &str) -> std::io::Result<String> {
+pub(crate) fn bind(shared: &Arc<Shared>, name: &str) -> std::io::Result<String> {
     let waiting = {
         let mut reg = lock_registry();
         if reg.bound.get(name).is_some_and(|w| w.strong_count() > 0) {
@@ -112,7 +112,7 @@ pub fn bind(shared: &Arc<Shared>, name: &str) -> std::io::Result<String> {
 }
 
 /// Releases a bound name.
-pub fn unbind(shared: &Arc<Shared>, name: &str) {
+pub(crate) fn unbind(shared: &Arc<Shared>, name: &str) {
     let mut reg = lock_registry();
     if reg
         .bound
@@ -124,7 +124,7 @@ pub fn unbind(shared: &Arc<Shared>, name: &str) {
 }
 
 /// Lets go of everything a closing socket has in-process: its bound names and its links.
-pub fn release_all(shared: &Arc<Shared>) {
+pub(crate) fn release_all(shared: &Arc<Shared>) {
     lock_registry()
         .bound
         .retain(|_, w| w.as_ptr() != Arc::as_ptr(shared));
@@ -135,7 +135,7 @@ pub fn release_all(shared: &Arc<Shared>) {
 }
 
 /// The connecting side's dial: join now if the name is bound, or wait for the bind.
-pub fn connect(shared: &Arc<Shared>, pipe: PipeId, name: &str) {
+pub(crate) fn connect(shared: &Arc<Shared>, pipe: PipeId, name: &str) {
     let binder = {
         let mut reg = lock_registry();
         match reg.bound.get(name).and_then(Weak::upgrade) {
@@ -310,7 +310,7 @@ impl Link {
     }
 
     /// Moves what can move, both ways.
-    pub fn transfer(&self) {
+    pub(crate) fn transfer(&self) {
         self.transfer_lane(0);
         self.transfer_lane(1);
     }
@@ -319,7 +319,7 @@ impl Link {
     /// from the sending pipe as far as there is room, until the pipe is empty or the receiver
     /// is full (it then asks for more with `ResumeRead` once it has read some). Any task may
     /// call it at any time: the lane keeps the order, whoever takes or delivers.
-    pub fn transfer_lane(&self, from: usize) {
+    pub(crate) fn transfer_lane(&self, from: usize) {
         let (Some(src), Some(dst)) = (
             self.ends[from].shared.upgrade(),
             self.ends[1 - from].shared.upgrade(),
@@ -354,13 +354,13 @@ impl Link {
     }
 
     /// True while messages are between the two pipes (taken from one, not yet in the other).
-    pub fn in_flight(&self) -> bool {
+    pub(crate) fn in_flight(&self) -> bool {
         self.lanes.iter().any(|l| !lock(l).q.is_empty())
     }
 
     /// The side of `shared` let go of the link: the other side receives what is on its way
     /// to it, then sees the connection end.
-    pub fn unlink(&self, shared: &Arc<Shared>) {
+    pub(crate) fn unlink(&self, shared: &Arc<Shared>) {
         let now = Instant::now();
         for (i, end) in self.ends.iter().enumerate() {
             let Some(s) = end.shared.upgrade() else {
@@ -380,7 +380,7 @@ impl Link {
 }
 
 /// Delivers everything a closing socket has on its way to its in-process peers.
-pub fn flush_all(shared: &Arc<Shared>) {
+pub(crate) fn flush_all(shared: &Arc<Shared>) {
     let links: Vec<Arc<Link>> = shared.with(|st| st.inproc.values().cloned().collect());
     for link in links {
         link.transfer_lane(link.end_of(shared));

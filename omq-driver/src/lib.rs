@@ -6,26 +6,54 @@
 //! listeners, connect, a timer, the clock, and `spawn`) and re-exports the rest.
 //!
 //! See `docs/ARCHITECTURE.md` for the tasks, the locking rule and the `Send` decision.
+//!
+//! The public surface is what an application and a backend need, and no more: [`Socket`] and
+//! its companions, the executor traits of [`runtime`], [`net`] (sockets made the same way for
+//! every backend), [`futures_io`] (streams of runtimes that have them), the proxy, and an opaque
+//! [`Task`] a backend runs with `task.run()`. The socket's shared state, its tasks' insides,
+//! wake-up signals, inproc links and the udp tasks are private, so they can change without
+//! breaking anyone; these do not compile from outside:
+//!
+//! ```compile_fail
+//! use omq_driver::shared::Shared;
+//! ```
+//! ```compile_fail
+//! use omq_driver::signal::Signal;
+//! ```
+//! ```compile_fail
+//! use omq_driver::inproc::Link;
+//! ```
+//! ```compile_fail
+//! use omq_driver::tasks::ConnectionTask;
+//! ```
+//! ```compile_fail
+//! fn inside<R: omq_driver::Runtime>(t: omq_driver::Task<R>) {
+//!     match t {
+//!         omq_driver::Task::Dial(_) => {}
+//!         _ => {}
+//!     }
+//! }
+//! ```
 
 pub mod error;
 pub mod futures_io;
-pub mod inproc;
+mod inproc;
 pub mod net;
 pub mod proxy;
 pub mod runtime;
-pub mod shared;
-pub mod signal;
+mod shared;
+mod signal;
 pub mod socket;
 pub mod stream;
-pub mod tasks;
-pub mod udp;
+mod tasks;
+mod udp;
 
 pub use error::Error;
 pub use proxy::{proxy, proxy_steerable, ProxyStatistics};
 pub use runtime::{Datagram, Listener, ReadHalf, Runtime, WriteHalf};
 pub use socket::{AsEndpoint, Monitor, Socket, TrySendError};
 pub use stream::{SocketSink, SocketStream};
-pub use tasks::{close_orphans, Task};
+pub use tasks::{close_orphans, Task, READ_SIZE};
 
 pub use omq_core::mechanism::{
     generate_keypair, Credentials, CurveKeyPair, CurvePublicKey, CurveSecretKey, MechanismConfig,

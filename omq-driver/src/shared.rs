@@ -16,12 +16,12 @@ use omq_core::{Action, Endpoint, Message, RecvError, Socket as Core};
 
 use crate::runtime::Runtime;
 use crate::signal::{Signal, CLOSE, FLUSH, RESUME, TIMER};
-use crate::tasks::{DialTask, Task, TimerTask};
+use crate::tasks::{DialTask, TimerTask};
 
 /// A hasher for pipe ids (already unique small integers): one multiplication instead of
 /// SipHash on the per-message path.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct PipeIdHasher(u64);
+pub(crate) struct PipeIdHasher(u64);
 
 impl std::hash::Hasher for PipeIdHasher {
     fn write(&mut self, bytes: &[u8]) {
@@ -38,32 +38,32 @@ impl std::hash::Hasher for PipeIdHasher {
 }
 
 /// A map keyed by pipe id.
-pub type PipeMap<V> = HashMap<PipeId, V, std::hash::BuildHasherDefault<PipeIdHasher>>;
+pub(crate) type PipeMap<V> = HashMap<PipeId, V, std::hash::BuildHasherDefault<PipeIdHasher>>;
 
 /// What the user-facing socket and its background tasks share.
 #[derive(Debug)]
-pub struct Shared {
+pub(crate) struct Shared {
     /// The core socket and the registry of tasks.
-    pub state: Mutex<State>,
+    pub(crate) state: Mutex<State>,
     /// A send may now succeed.
-    pub send_ready: Event,
+    pub(crate) send_ready: Event,
     /// A receive may now succeed.
-    pub recv_ready: Event,
+    pub(crate) recv_ready: Event,
     /// Monitor events are waiting.
-    pub monitor_ready: Event,
+    pub(crate) monitor_ready: Event,
     /// Something a closing socket waits for may have happened: a connection wrote out
     /// everything it owed, or the closed core changed.
-    pub flushed: Event,
+    pub(crate) flushed: Event,
     /// A listener task has ended and released its socket.
-    pub released: Event,
+    pub(crate) released: Event,
     /// The socket is closing: connections tell [`Shared::flushed`] when they have written
     /// everything (only then, so the message path pays nothing for it).
-    pub closing: std::sync::atomic::AtomicBool,
+    pub(crate) closing: std::sync::atomic::AtomicBool,
     /// Wakes the timer task when the deadline moves.
-    pub timer: Signal,
+    pub(crate) timer: Signal,
     /// Wakes the socket's keeper task (see [`Keeper`]): `DROPPED` when the last user handle
     /// is gone, `CLOSE` when `close()` has finished.
-    pub keeper: Signal,
+    pub(crate) keeper: Signal,
     /// Starts tasks on the socket's own runtime. Stored as a plain function pointer so that
     /// code holding only a `Shared` (an inproc peer on another backend, say) starts them on
     /// the right runtime.
@@ -75,33 +75,33 @@ pub struct Shared {
 
 /// The core and the registry, behind [`Shared::state`].
 #[derive(Debug)]
-pub struct State {
+pub(crate) struct State {
     /// The sans-io socket.
-    pub core: Core,
+    pub(crate) core: Core,
     /// The wake-up signal of each live connection, by pipe.
-    pub conns: PipeMap<Arc<Signal>>,
+    pub(crate) conns: PipeMap<Arc<Signal>>,
     /// The stop signal of each listener, by resolved endpoint.
-    pub listeners: HashMap<String, Arc<Signal>>,
+    pub(crate) listeners: HashMap<String, Arc<Signal>>,
     /// Tasks waiting in `send`.
-    pub send_waiters: usize,
+    pub(crate) send_waiters: usize,
     /// Tasks waiting in `recv`.
-    pub recv_waiters: usize,
+    pub(crate) recv_waiters: usize,
     /// How many times a closing socket has looked whether everything was written (shown by
     /// `debug_dump`: a close must wait on events, not poll).
-    pub close_checks: usize,
+    pub(crate) close_checks: usize,
     /// The socket has finished closing: nothing may start any more (a dial or a timer that
     /// would bring a connection back to a socket nobody owns).
-    pub stopped: bool,
+    pub(crate) stopped: bool,
     /// Live monitor streams (the last one dropped stops monitoring).
-    pub monitors: usize,
+    pub(crate) monitors: usize,
     /// The timer task is alive.
-    pub timer_running: bool,
+    pub(crate) timer_running: bool,
     /// inproc links, by the local pipe they serve.
-    pub inproc: PipeMap<Arc<crate::inproc::Link>>,
+    pub(crate) inproc: PipeMap<Arc<crate::inproc::Link>>,
     /// Where the socket's keeper task is.
-    pub keeper: Keeper,
+    pub(crate) keeper: Keeper,
     /// The last user handle has been dropped.
-    pub dropped: bool,
+    pub(crate) dropped: bool,
 }
 
 /// The keeper is the task that closes a socket when its last handle is dropped. It is spawned
@@ -111,7 +111,7 @@ pub struct State {
 /// LINGER; if the runtime is gone (and the keeper with it), the handle closes the socket on the
 /// spot ([`Shared::close_now`]) and reports what LINGER could not send.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Keeper {
+pub(crate) enum Keeper {
     /// Never started: the socket has not bound or connected yet.
     NotStarted,
     /// Spawned and waiting.
@@ -122,7 +122,7 @@ pub enum Keeper {
 
 /// Work the dispatch found that needs a task to start (done after the lock is released).
 #[derive(Debug)]
-pub enum Start {
+pub(crate) enum Start {
     /// Dial for a pipe.
     Dial(PipeId, Endpoint),
     /// Run the socket's timer.
@@ -134,15 +134,17 @@ pub enum Start {
 }
 
 /// Starts one piece of work on runtime `R` (the `starter` of sockets made on `R`).
-pub fn start_on<R: Runtime>(shared: &Arc<Shared>, start: Start) {
+pub(crate) fn start_on<R: Runtime>(shared: &Arc<Shared>, start: Start) {
     match start {
         Start::Dial(pipe, Endpoint::Inproc(name)) => crate::inproc::connect(shared, pipe, &name),
-        Start::Dial(pipe, endpoint) => R::spawn(Task::Dial(DialTask {
-            shared: shared.clone(),
-            pipe,
-            endpoint,
-        })),
-        Start::Timer => R::spawn(Task::Timer(TimerTask {
+        Start::Dial(pipe, endpoint) => {
+            crate::tasks::spawn::<R>(crate::tasks::Work::Dial(DialTask {
+                shared: shared.clone(),
+                pipe,
+                endpoint,
+            }))
+        }
+        Start::Timer => crate::tasks::spawn::<R>(crate::tasks::Work::Timer(TimerTask {
             shared: shared.clone(),
         })),
         Start::Transfer(link, from) => link.transfer_lane(from),
@@ -152,7 +154,7 @@ pub fn start_on<R: Runtime>(shared: &Arc<Shared>, start: Start) {
 
 impl Shared {
     /// A shared state around a core socket whose tasks run on `R`.
-    pub fn new<R: Runtime>(core: Core) -> Arc<Shared> {
+    pub(crate) fn new<R: Runtime>(core: Core) -> Arc<Shared> {
         #[cfg(feature = "tracing")]
         let span = {
             static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -189,13 +191,13 @@ impl Shared {
     }
 
     /// Locks the state (a panic elsewhere does not make the socket unusable).
-    pub fn lock(&self) -> MutexGuard<'_, State> {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Runs `f` on the locked state, dispatches, unlocks, and starts what the dispatch asked
     /// for. Async code uses this so no lock guard ever lives across an `.await`.
-    pub fn with<T>(self: &Arc<Self>, f: impl FnOnce(&mut State) -> T) -> T {
+    pub(crate) fn with<T>(self: &Arc<Self>, f: impl FnOnce(&mut State) -> T) -> T {
         let mut st = self.lock();
         let t = f(&mut st);
         self.finish(st);
@@ -207,7 +209,7 @@ impl Shared {
     /// runtime is gone, or the socket never bound or connected). Stops every task that may
     /// still run, lets go of in-process links, and reports (a `WARN` through `tracing`, with
     /// the `tracing` feature) what LINGER promised but nobody is left to send. Does nothing on a socket already stopped.
-    pub fn close_now(self: &Arc<Self>) {
+    pub(crate) fn close_now(self: &Arc<Self>) {
         let _ = self.stop_now();
     }
 
@@ -256,7 +258,7 @@ impl Shared {
     }
 
     /// Dispatches, releases the lock, then starts what the dispatch asked for.
-    pub fn finish(self: &Arc<Self>, mut st: MutexGuard<'_, State>) {
+    pub(crate) fn finish(self: &Arc<Self>, mut st: MutexGuard<'_, State>) {
         let mut starts = Vec::new();
         st.dispatch(self, &mut starts);
         drop(st);
@@ -273,7 +275,7 @@ impl State {
     /// Receives from the core; with nothing there, first takes in what in-process peers have
     /// on their way (see `inproc`). Every receive path goes through here.
     #[inline]
-    pub fn recv(&mut self, shared: &Shared) -> Result<Message, RecvError> {
+    pub(crate) fn recv(&mut self, shared: &Shared) -> Result<Message, RecvError> {
         loop {
             match self.core.recv() {
                 Err(RecvError::WouldBlock)
@@ -284,7 +286,7 @@ impl State {
     }
 
     /// Routes the core's actions and wakes waiters. Call with the lock held, after any change.
-    pub fn dispatch(&mut self, shared: &Shared, starts: &mut Vec<Start>) {
+    pub(crate) fn dispatch(&mut self, shared: &Shared, starts: &mut Vec<Start>) {
         while let Some(action) = self.core.poll_action() {
             match action {
                 Action::Dial { pipe, endpoint } if !self.stopped => {

@@ -9,48 +9,48 @@ use std::task::{Context, Poll};
 use atomic_waker::AtomicWaker;
 
 /// There is something to send.
-pub const FLUSH: u8 = 1;
+pub(crate) const FLUSH: u8 = 1;
 /// The incoming queue has room again.
-pub const RESUME: u8 = 2;
+pub(crate) const RESUME: u8 = 2;
 /// Stop: close the connection (or the listener).
-pub const CLOSE: u8 = 4;
+pub(crate) const CLOSE: u8 = 4;
 /// The timer deadline changed.
-pub const TIMER: u8 = 8;
+pub(crate) const TIMER: u8 = 8;
 /// The socket's last user handle was dropped: its keeper task closes it.
-pub const DROPPED: u8 = 16;
+pub(crate) const DROPPED: u8 = 16;
 
 /// Bits raised for a task, and its waker.
 #[derive(Debug, Default)]
-pub struct Signal {
+pub(crate) struct Signal {
     bits: AtomicU8,
     waker: AtomicWaker,
     /// Bytes the connection still has to write (read by close to honour LINGER).
-    pub unflushed: AtomicUsize,
+    pub(crate) unflushed: AtomicUsize,
     /// The task has ended and let go of what it held (a listener its socket).
-    pub done: AtomicBool,
+    pub(crate) done: AtomicBool,
 }
 
 impl Signal {
     /// Raises `bits` and wakes the owner.
-    pub fn raise(&self, bits: u8) {
+    pub(crate) fn raise(&self, bits: u8) {
         self.bits.fetch_or(bits, Ordering::AcqRel);
         self.waker.wake();
     }
 
     /// Waits until a bit is up; returns and clears them all.
-    pub fn wait(&self) -> Wait<'_> {
+    pub(crate) fn wait(&self) -> Wait<'_> {
         Wait(self)
     }
 
     /// Takes the raised bits without waiting.
-    pub fn take(&self) -> u8 {
+    pub(crate) fn take(&self) -> u8 {
         self.bits.swap(0, Ordering::AcqRel)
     }
 }
 
 /// Future of [`Signal::wait`].
 #[derive(Debug)]
-pub struct Wait<'a>(&'a Signal);
+pub(crate) struct Wait<'a>(&'a Signal);
 
 impl Future for Wait<'_> {
     type Output = u8;

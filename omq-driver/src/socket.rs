@@ -17,7 +17,7 @@ use crate::error::Error;
 use crate::runtime::Runtime;
 use crate::shared::{Keeper, Shared, State};
 use crate::signal::{Signal, CLOSE, DROPPED};
-use crate::tasks::{ListenerTask, Task};
+use crate::tasks::ListenerTask;
 
 /// How long a dropped socket keeps flushing in the background at most, whatever its LINGER:
 /// dropping must never keep a process busy forever. `close().await` is the guaranteed flush.
@@ -177,7 +177,7 @@ impl<R: Runtime> Socket<R> {
         };
         if start {
             crate::tasks::register_keeper(self.shared());
-            R::spawn(Task::Close(crate::tasks::CloseTask::new(
+            crate::tasks::spawn::<R>(crate::tasks::Work::Close(crate::tasks::CloseTask::new(
                 self.shared().clone(),
             )));
         }
@@ -229,7 +229,7 @@ impl<R: Runtime> Socket<R> {
                 st.core.handle_bound(endpoint, &resolved);
                 st.listeners.insert(resolved.clone(), signal.clone());
                 self.shared().finish(st);
-                R::spawn(Task::Listener(ListenerTask {
+                crate::tasks::spawn::<R>(crate::tasks::Work::Listener(ListenerTask {
                     shared: self.shared().clone(),
                     listener,
                     endpoint: resolved.clone(),

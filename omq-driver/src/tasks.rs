@@ -24,12 +24,21 @@ use crate::signal::{Signal, CLOSE, DROPPED, RESUME};
 pub const READ_SIZE: usize = omq_core::session::READ_BATCH;
 
 /// Most chunks handed to one vectored write.
-pub const MAX_CHUNKS: usize = 64;
+pub(crate) const MAX_CHUNKS: usize = 64;
 
-/// A background task of the driver.
+/// A background task of the driver, for [`Runtime::spawn`] to run (`task.run()`) on the
+/// backend's executor. Opaque: what it does is the driver's business.
 #[derive(Debug)]
-#[non_exhaustive]
-pub enum Task<R: Runtime> {
+pub struct Task<R: Runtime>(Work<R>);
+
+/// Hands `work` to the backend's executor.
+pub(crate) fn spawn<R: Runtime>(work: Work<R>) {
+    R::spawn(Task(work));
+}
+
+/// What a [`Task`] does.
+#[derive(Debug)]
+pub(crate) enum Work<R: Runtime> {
     /// Connect, then run the connection.
     Dial(DialTask),
     /// Run an accepted connection.
@@ -47,16 +56,22 @@ pub enum Task<R: Runtime> {
 impl<R: Runtime> Task<R> {
     /// Runs the task to completion.
     pub async fn run(self) {
+        self.0.run().await
+    }
+}
+
+impl<R: Runtime> Work<R> {
+    async fn run(self) {
         #[cfg(feature = "tracing")]
         let span = self.span();
         let run = async move {
             match self {
-                Task::Dial(t) => t.run::<R>().await,
-                Task::Connection(t) => t.run().await,
-                Task::Listener(t) => t.run().await,
-                Task::Timer(t) => t.run::<R>().await,
-                Task::Close(t) => t.run::<R>().await,
-                Task::Udp(t) => t.run().await,
+                Work::Dial(t) => t.run::<R>().await,
+                Work::Connection(t) => t.run().await,
+                Work::Listener(t) => t.run().await,
+                Work::Timer(t) => t.run::<R>().await,
+                Work::Close(t) => t.run::<R>().await,
+                Work::Udp(t) => t.run().await,
             }
         };
         #[cfg(feature = "tracing")]
@@ -70,7 +85,7 @@ impl<R: Runtime> Task<R> {
     #[cfg(feature = "tracing")]
     fn span(&self) -> tracing::Span {
         match self {
-            Task::Dial(t) => tracing::info_span!(
+            Work::Dial(t) => tracing::info_span!(
                 parent: &t.shared.span,
                 "omq.connection",
                 endpoint = %t.endpoint,
@@ -78,19 +93,19 @@ impl<R: Runtime> Task<R> {
                 mechanism = ?t.shared.lock().core.options().get_mechanism().name(),
                 peer_address = tracing::field::Empty,
             ),
-            Task::Connection(t) => tracing::info_span!(
+            Work::Connection(t) => tracing::info_span!(
                 parent: &t.shared.span,
                 "omq.connection",
                 pipe = ?t.pipe,
                 mechanism = ?t.config.mechanism.name(),
                 peer_address = tracing::field::Empty,
             ),
-            Task::Listener(t) => {
+            Work::Listener(t) => {
                 tracing::info_span!(parent: &t.shared.span, "omq.listener", endpoint = %t.endpoint)
             }
-            Task::Timer(t) => t.shared.span.clone(),
-            Task::Close(t) => t.keeper.shared.span.clone(),
-            Task::Udp(t) => {
+            Work::Timer(t) => t.shared.span.clone(),
+            Work::Close(t) => t.keeper.shared.span.clone(),
+            Work::Udp(t) => {
                 tracing::info_span!(parent: &t.shared.span, "omq.udp", pipe = ?t.pipe)
             }
         }
@@ -99,7 +114,7 @@ impl<R: Runtime> Task<R> {
 
 /// Dials an endpoint for a pipe.
 #[derive(Debug)]
-pub struct DialTask {
+pub(crate) struct DialTask {
     pub(crate) shared: Arc<Shared>,
     pub(crate) pipe: PipeId,
     pub(crate) endpoint: Endpoint,
@@ -172,7 +187,7 @@ impl DialTask {
 
 /// Runs the socket's reconnection timers.
 #[derive(Debug)]
-pub struct TimerTask {
+pub(crate) struct TimerTask {
     pub(crate) shared: Arc<Shared>,
 }
 
@@ -206,7 +221,7 @@ impl TimerTask {
 
 /// Accepts connections on one bound endpoint until told to stop.
 #[derive(Debug)]
-pub struct ListenerTask<R: Runtime> {
+pub(crate) struct ListenerTask<R: Runtime> {
     pub(crate) shared: Arc<Shared>,
     pub(crate) listener: R::Listener,
     pub(crate) endpoint: String,
@@ -248,7 +263,7 @@ impl<R: Runtime> ListenerTask<R> {
                                 st.conns.insert(pipe, conn_signal.clone());
                                 (pipe, config)
                             });
-                            R::spawn(Task::Connection(Box::new(ConnectionTask {
+                            spawn::<R>(Work::Connection(Box::new(ConnectionTask {
                                 shared: shared.clone(),
                                 pipe,
                                 reader,
@@ -275,7 +290,7 @@ impl<R: Runtime> ListenerTask<R> {
 /// One connection: its session, its stream halves, a read always in flight while reading is
 /// wanted, and whatever is queued written in one vectored write whenever the stream is free.
 #[derive(Debug)]
-pub struct ConnectionTask<R: Runtime> {
+pub(crate) struct ConnectionTask<R: Runtime> {
     pub(crate) shared: Arc<Shared>,
     pub(crate) pipe: PipeId,
     pub(crate) reader: R::Reader,
@@ -549,7 +564,7 @@ const CLOSE_RECHECK: std::time::Duration = std::time::Duration::from_millis(100)
 /// the last handle is dropped, then closes the socket in the background, flushing for at most
 /// LINGER (capped at [`crate::socket::DROP_LINGER_CAP`]).
 #[derive(Debug)]
-pub struct CloseTask {
+pub(crate) struct CloseTask {
     pub(crate) keeper: KeeperGuard,
 }
 

@@ -24,7 +24,6 @@ use crate::error::Error;
 use crate::runtime::{Datagram, Runtime};
 use crate::shared::Shared;
 use crate::signal::{Signal, CLOSE};
-use crate::tasks::Task;
 
 /// Most datagrams taken from the pipe under one lock.
 const BATCH: usize = 64;
@@ -40,7 +39,7 @@ enum Role {
 
 /// The task of one udp socket.
 #[derive(Debug)]
-pub struct UdpTask<R: Runtime> {
+pub(crate) struct UdpTask<R: Runtime> {
     pub(crate) shared: Arc<Shared>,
     pub(crate) pipe: PipeId,
     socket: R::Datagram,
@@ -76,7 +75,7 @@ pub(crate) async fn bind<R: Runtime>(
         st.listeners.insert(resolved.clone(), signal.clone());
         pipe
     });
-    R::spawn(Task::Udp(Box::new(UdpTask {
+    crate::tasks::spawn::<R>(crate::tasks::Work::Udp(Box::new(UdpTask {
         shared: shared.clone(),
         pipe,
         socket,

@@ -55,7 +55,7 @@ use glommio::{LocalExecutor, LocalExecutorBuilder, Placement};
 use omq_core::endpoint::{Endpoint, Host};
 use omq_core::options::TransportOptions;
 use omq_driver::net;
-use omq_driver::tasks::READ_SIZE;
+use omq_driver::READ_SIZE;
 use omq_driver::{Datagram, Listener, ReadHalf, Runtime, Task, WriteHalf};
 
 pub use omq_driver::{

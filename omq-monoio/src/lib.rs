@@ -127,7 +127,7 @@ impl ReadHalf for Reader {
         // A full buffer would read 0 bytes, which means end of stream: grow it first, as
         // tokio's `read_buf` does.
         if buf.len() == buf.capacity() {
-            buf.reserve(omq_driver::tasks::READ_SIZE);
+            buf.reserve(omq_driver::READ_SIZE);
         }
         // monoio's `BytesMut` reads at offset 0; a view from `len` to the capacity makes the
         // kernel append after the bytes the driver has not consumed yet, and the length grows
