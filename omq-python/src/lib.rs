@@ -181,27 +181,18 @@ impl Runtime {
         let done = wait(py, &self.handle, ms_to_timeout(timeout_ms), || {
             let hs = handles.clone();
             async move {
-                loop {
-                    let h = lock(&hs).pop();
-                    match h {
-                        // A dropped wait leaves the rest for the next call.
-                        Some(mut h) => {
-                            if futures_util::poll!(&mut h).is_pending() {
-                                let _ = (&mut h).await;
-                            }
-                        }
-                        None => return,
-                    }
+                // The handles stay in the list: a slice that ends drops only this future.
+                while lock(&hs).iter().any(|h| !h.is_finished()) {
+                    tokio::time::sleep(Duration::from_millis(2)).await;
                 }
             }
-        })?;
-        if done.is_none() {
-            // Abandon what is still flushing: term() with LINGER run out.
-            for h in lock(&handles).drain(..) {
-                h.abort();
-            }
+        });
+        if !matches!(done, Ok(Some(()))) {
+            // Interrupted or timed out: what is still flushing stays for the next wait.
+            let mut p = lock(&self.pending);
+            p.extend(lock(&handles).drain(..).filter(|h| !h.is_finished()));
         }
-        Ok(done.is_some())
+        Ok(done?.is_some())
     }
 
     /// Stops the runtime thread; sockets of this context raise ETERM from now on.
@@ -253,6 +244,16 @@ struct RawSocket {
     security: Mutex<Security>,
     monitor: Mutex<Option<tokio::task::JoinHandle<()>>>,
     pending: Pending,
+}
+
+impl Drop for RawSocket {
+    fn drop(&mut self) {
+        // A socket collected without close(): omq's own drop flushes it in the background
+        // (at most LINGER, capped at 5 s), not waited for by term().
+        if let Some(m) = lock(&self.monitor).take() {
+            m.abort();
+        }
+    }
 }
 
 fn socket_type(t: i32) -> Option<SocketType> {
@@ -799,10 +800,6 @@ impl RawSocket {
             }
             _ => return Err(zerr(EINVAL, format!("option {opt} is not readable here"))),
         })
-    }
-
-    fn routing_id(&self) -> PyResult<Vec<u8>> {
-        Ok(self.sock()?.options().get_routing_id().to_vec())
     }
 
     /// The events (POLLIN 1, POLLOUT 2) of `mask` that are ready now.

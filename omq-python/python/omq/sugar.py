@@ -270,13 +270,6 @@ class Socket(_omq.RawSocket):
     def __exit__(self, *exc):
         self.close()
 
-    def __del__(self):
-        try:
-            if not self.closed and not self.context.closed:
-                self.close()
-        except Exception:
-            pass
-
     def close(self, linger=None):
         if self.__dict__.get("_monitor_socket") is not None:
             try:
@@ -643,7 +636,8 @@ class Context:
         for s in list(self._sockets):
             if not s.closed:
                 s.close(linger=linger)
-        self.term()
+        self._rt.wait_closes(-1 if linger is None or linger < 0 else int(linger))
+        self._rt.shutdown()
 
     def set(self, option, optval):
         option = int(option)
