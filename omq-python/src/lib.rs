@@ -214,8 +214,45 @@ impl Runtime {
 struct Rx {
     /// The rest of the message being read frame by frame.
     parts: VecDeque<Part>,
-    /// A whole message taken off the socket by a poll, not yet read.
-    stash: Option<Message>,
+    /// Whole messages taken off the socket by a readiness wait, not yet read.
+    stash: VecDeque<Message>,
+}
+
+/// What a socket has read but not handed out, shared with the runtime's readiness waits
+/// (which stash a message they received, and say so, without the GIL).
+#[derive(Default)]
+struct RxShared {
+    rx: Mutex<Rx>,
+    stashed: tokio::sync::Notify,
+}
+
+impl RxShared {
+    fn has_some(&self) -> bool {
+        let rx = lock(&self.rx);
+        !rx.parts.is_empty() || !rx.stash.is_empty()
+    }
+
+    /// Waits until a message is stashed or the socket has one; takes it into the stash.
+    async fn readable(&self, sock: &omq_tokio::Socket) {
+        loop {
+            let stashed = self.stashed.notified();
+            futures_util::pin_mut!(stashed);
+            stashed.as_mut().enable();
+            if self.has_some() {
+                return;
+            }
+            futures_util::select_biased! {
+                () = stashed.fuse() => {}
+                m = sock.recv().fuse() => {
+                    if let Ok(m) = m {
+                        lock(&self.rx).stash.push_back(m);
+                        self.stashed.notify_waiters();
+                    }
+                    return;
+                }
+            }
+        }
+    }
 }
 
 #[derive(Default)]
@@ -236,7 +273,7 @@ struct RawSocket {
     handle: Handle,
     terminated: Arc<AtomicBool>,
     socket_type: i32,
-    rx: Mutex<Rx>,
+    rx: Arc<RxShared>,
     tx: Mutex<Vec<Part>>,
     rcvtimeo: AtomicI64,
     sndtimeo: AtomicI64,
@@ -360,23 +397,32 @@ impl RawSocket {
     /// A whole message: the stash first, then the socket, waiting unless `nonblock`.
     fn recv_msg(&self, py: Python<'_>, nonblock: bool) -> PyResult<Message> {
         let sock = self.sock()?;
-        if let Some(m) = lock(&self.rx).stash.take() {
-            return Ok(m);
-        }
-        match sock.try_recv() {
-            Ok(m) => return Ok(m),
-            Err(Error::WouldBlock) if !nonblock => {}
-            Err(e) => return Err(to_py(e)),
-        }
         let timeout = ms_to_timeout(self.rcvtimeo.load(Ordering::Relaxed));
-        let r = wait(py, &self.handle, timeout, || {
-            let s = sock.clone();
-            async move { s.recv().await }
-        })?;
-        match r {
-            Some(Ok(m)) => Ok(m),
-            Some(Err(e)) => Err(to_py(e)),
-            None => Err(zerr(EAGAIN, "Resource temporarily unavailable")),
+        let deadline = timeout.map(|t| Instant::now() + t);
+        loop {
+            if let Some(m) = lock(&self.rx.rx).stash.pop_front() {
+                return Ok(m);
+            }
+            match sock.try_recv() {
+                Ok(m) => return Ok(m),
+                Err(Error::WouldBlock) if !nonblock => {}
+                Err(e) => return Err(to_py(e)),
+            }
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            if left == Some(Duration::ZERO) {
+                return Err(zerr(EAGAIN, "Resource temporarily unavailable"));
+            }
+            // Wait until a message is there (in the stash, where a concurrent wait may also
+            // have put one); another thread may take it first, so look again.
+            let r = wait(py, &self.handle, left, || {
+                let rx = self.rx.clone();
+                let s = sock.clone();
+                async move { rx.readable(&s).await }
+            })?;
+            if r.is_none() {
+                return Err(zerr(EAGAIN, "Resource temporarily unavailable"));
+            }
+            self.sock()?;
         }
     }
 
@@ -423,13 +469,13 @@ impl RawSocket {
     }
 
     fn readable(&self, sock: &omq_tokio::Socket) -> bool {
-        let mut rx = lock(&self.rx);
-        if !rx.parts.is_empty() || rx.stash.is_some() {
+        let mut rx = lock(&self.rx.rx);
+        if !rx.parts.is_empty() || !rx.stash.is_empty() {
             return true;
         }
         match sock.try_recv() {
             Ok(m) => {
-                rx.stash = Some(m);
+                rx.stash.push_back(m);
                 true
             }
             Err(_) => false,
@@ -462,7 +508,7 @@ impl RawSocket {
             handle: runtime.handle.clone(),
             terminated: runtime.terminated.clone(),
             socket_type: socket_type_,
-            rx: Mutex::default(),
+            rx: Arc::default(),
             tx: Mutex::default(),
             rcvtimeo: AtomicI64::new(-1),
             sndtimeo: AtomicI64::new(-1),
@@ -582,13 +628,13 @@ impl RawSocket {
     /// Receives one frame (NOBLOCK = 1).
     #[pyo3(signature = (flags = 0))]
     fn recv<'py>(&self, py: Python<'py>, flags: i32) -> PyResult<Bound<'py, PyBytes>> {
-        if let Some(p) = lock(&self.rx).parts.pop_front() {
+        if let Some(p) = lock(&self.rx.rx).parts.pop_front() {
             return Ok(PyBytes::new_bound(py, p.as_slice()));
         }
         let msg = self.recv_msg(py, flags & 1 != 0)?;
         let mut parts = msg.into_parts();
         let first = parts.next();
-        lock(&self.rx).parts.extend(parts);
+        lock(&self.rx.rx).parts.extend(parts);
         Ok(PyBytes::new_bound(
             py,
             first.as_ref().map_or(&[][..], |p| p.as_slice()),
@@ -598,7 +644,7 @@ impl RawSocket {
     /// Receives the rest of a message (all of it when no frame of it was read yet).
     #[pyo3(signature = (flags = 0))]
     fn recv_multipart<'py>(&self, py: Python<'py>, flags: i32) -> PyResult<Bound<'py, PyList>> {
-        let rest: Vec<Part> = lock(&self.rx).parts.drain(..).collect();
+        let rest: Vec<Part> = lock(&self.rx.rx).parts.drain(..).collect();
         if !rest.is_empty() {
             return Ok(PyList::new_bound(
                 py,
@@ -614,7 +660,7 @@ impl RawSocket {
 
     #[getter]
     fn rcvmore(&self) -> bool {
-        !lock(&self.rx).parts.is_empty()
+        !lock(&self.rx.rx).parts.is_empty()
     }
 
     fn subscribe(&self, topic: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -902,22 +948,9 @@ fn readiness(py: Python<'_>, items: &[(Py<RawSocket>, i32)]) -> PyResult<(Vec<Wa
         let sock = raw.sock()?;
         handle.get_or_insert_with(|| raw.handle.clone());
         if m & 1 != 0 {
-            let owner = s.clone_ref(py);
+            let rx = raw.rx.clone();
             let so = sock.clone();
-            waits.push(
-                async move {
-                    if let Ok(msg) = so.recv().await {
-                        Python::with_gil(|py| {
-                            let raw = owner.borrow(py);
-                            let mut rx = lock(&raw.rx);
-                            if rx.stash.is_none() {
-                                rx.stash = Some(msg);
-                            }
-                        });
-                    }
-                }
-                .boxed(),
-            );
+            waits.push(async move { rx.readable(&so).await }.boxed());
         }
         if m & 2 != 0 {
             let mut sink = sock.sink();
