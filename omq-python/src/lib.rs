@@ -281,6 +281,9 @@ struct RawSocket {
     security: Mutex<Security>,
     monitor: Mutex<Option<tokio::task::JoinHandle<()>>>,
     pending: Pending,
+    /// REQ: a request went out, its reply is not read yet. REP: a request was read, its reply
+    /// not sent yet. Neither socket can send in the other state (POLLOUT says so).
+    turn: AtomicBool,
 }
 
 impl Drop for RawSocket {
@@ -401,10 +404,14 @@ impl RawSocket {
         let deadline = timeout.map(|t| Instant::now() + t);
         loop {
             if let Some(m) = lock(&self.rx.rx).stash.pop_front() {
+                self.received();
                 return Ok(m);
             }
             match sock.try_recv() {
-                Ok(m) => return Ok(m),
+                Ok(m) => {
+                    self.received();
+                    return Ok(m);
+                }
                 Err(Error::WouldBlock) if !nonblock => {}
                 Err(e) => return Err(to_py(e)),
             }
@@ -429,7 +436,10 @@ impl RawSocket {
     fn send_msg(&self, py: Python<'_>, msg: Message, nonblock: bool) -> PyResult<()> {
         let sock = self.sock()?;
         let msg = match sock.try_send(msg) {
-            Ok(()) => return Ok(()),
+            Ok(()) => {
+                self.sent();
+                return Ok(());
+            }
             Err(e) if matches!(e.error, Error::WouldBlock) && !nonblock => e.message,
             Err(e) => return Err(to_py(e.error)),
         };
@@ -440,7 +450,10 @@ impl RawSocket {
             async move { s.send(m).await }
         })?;
         match r {
-            Some(Ok(())) => Ok(()),
+            Some(Ok(())) => {
+                self.sent();
+                Ok(())
+            }
             Some(Err(e)) => Err(to_py(e)),
             None => Err(zerr(EAGAIN, "Resource temporarily unavailable")),
         }
@@ -483,6 +496,37 @@ impl RawSocket {
     }
 }
 
+impl RawSocket {
+    /// Whether the REQ/REP state allows a send now.
+    fn may_send(&self) -> bool {
+        match self.socket_type {
+            3 => !self.turn.load(Ordering::Relaxed),
+            4 => self.turn.load(Ordering::Relaxed),
+            _ => true,
+        }
+    }
+
+    fn writable(&self, sock: &omq_tokio::Socket) -> bool {
+        self.may_send() && writable(sock)
+    }
+
+    fn sent(&self) {
+        if self.socket_type == 3 {
+            self.turn.store(true, Ordering::Relaxed);
+        } else if self.socket_type == 4 {
+            self.turn.store(false, Ordering::Relaxed);
+        }
+    }
+
+    fn received(&self) {
+        if self.socket_type == 3 {
+            self.turn.store(false, Ordering::Relaxed);
+        } else if self.socket_type == 4 {
+            self.turn.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
 fn writable(sock: &omq_tokio::Socket) -> bool {
     let mut sink = sock.sink();
     let waker = futures_util::task::noop_waker();
@@ -516,6 +560,7 @@ impl RawSocket {
             security: Mutex::default(),
             monitor: Mutex::default(),
             pending: runtime.pending.clone(),
+            turn: AtomicBool::new(false),
         })
     }
 
@@ -839,7 +884,7 @@ impl RawSocket {
                 if self.readable(&sock) {
                     ev |= 1;
                 }
-                if writable(&sock) {
+                if self.writable(&sock) {
                     ev |= 2;
                 }
                 ev
@@ -855,7 +900,7 @@ impl RawSocket {
         if mask & 1 != 0 && self.readable(&sock) {
             ev |= 1;
         }
-        if mask & 2 != 0 && writable(&sock) {
+        if mask & 2 != 0 && self.writable(&sock) {
             ev |= 2;
         }
         Ok(ev)
@@ -952,7 +997,7 @@ fn readiness(py: Python<'_>, items: &[(Py<RawSocket>, i32)]) -> PyResult<(Vec<Wa
             let so = sock.clone();
             waits.push(async move { rx.readable(&so).await }.boxed());
         }
-        if m & 2 != 0 {
+        if m & 2 != 0 && raw.may_send() {
             let mut sink = sock.sink();
             waits.push(
                 async move {
@@ -963,6 +1008,11 @@ fn readiness(py: Python<'_>, items: &[(Py<RawSocket>, i32)]) -> PyResult<(Vec<Wa
         }
     }
     let handle = handle.ok_or_else(|| zerr(EINVAL, "nothing to wait for"))?;
+    if waits.is_empty() {
+        // Nothing can become ready by itself (a REQ waiting for its reply polled for POLLOUT
+        // only): wait for the timeout.
+        waits.push(futures_util::future::pending().boxed());
+    }
     Ok((waits, handle))
 }
 

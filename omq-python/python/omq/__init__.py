@@ -26,6 +26,7 @@ from .sugar import (
 )
 from ._omq import curve_keypair, curve_public
 from . import sugar  # noqa: F401
+from .sugar import _FINISHED_TRACKER  # noqa: F401
 
 __engine__ = "omq"
 OMQ = True

@@ -81,6 +81,16 @@ _native_get = {C.RCVTIMEO, C.SNDTIMEO, C.LINGER, C.RCVMORE, C.SNDHWM, C.RCVHWM, 
 _write_only = {C.SUBSCRIBE, C.UNSUBSCRIBE}
 
 
+def _cls_name(cls):
+    # pyzmq's spelling: zmq.Socket, zmq.asyncio.Socket; a user's subclass keeps its module.
+    mod = cls.__module__
+    if mod == "omq.sugar":
+        mod = "zmq"
+    elif mod.startswith("omq."):
+        mod = "zmq." + mod[4:]
+    return "%s.%s" % (mod, cls.__name__)
+
+
 class MessageTracker:
     """omq copies what it sends, so every send is done at once: a tracker that is done."""
 
@@ -228,14 +238,19 @@ class Socket(_omq.RawSocket):
     # --- attributes as options (sock.linger = 0, sock.rcvtimeo) ---
 
     def __setattr__(self, name, value):
-        if name in self.__dict__ or hasattr(type(self), name) or name.startswith("_"):
+        if name in ("subscribe", "unsubscribe"):
+            getattr(self, name)(value)
+            return
+        if name in self.__dict__ or name.startswith("_") or hasattr(type(self), name):
             object.__setattr__(self, name, value)
             return
         opt = _opt_by_name.get(name.upper())
         if opt is None:
-            object.__setattr__(self, name, value)
-        else:
-            self.set(opt, value)
+            raise AttributeError("%s has no such option: %s" % (type(self).__name__, name.upper()))
+        self.set(opt, value)
+
+    def __dir__(self):
+        return sorted(set(object.__dir__(self)) | set(_opt_by_name))
 
     def __getattr__(self, name):
         if name.startswith("_"):
@@ -258,7 +273,7 @@ class Socket(_omq.RawSocket):
     def __repr__(self):
         t = C.socket_type_names.get(self.socket_type, str(self.socket_type))
         return "<%s(zmq.%s) at %#x%s>" % (
-            type(self).__name__,
+            _cls_name(type(self)),
             t,
             id(self),
             " closed" if self.closed else "",
@@ -289,14 +304,22 @@ class Socket(_omq.RawSocket):
     def bind(self, addr):
         if isinstance(addr, bytes):
             addr = addr.decode()
-        ep = _omq.RawSocket.bind(self, addr)
+        try:
+            ep = _omq.RawSocket.bind(self, addr)
+        except ZMQError as e:
+            e.strerror += " (addr=%r)" % addr
+            raise
         self.__dict__["_last_endpoint"] = ep.encode()
         return _SocketContext(self, "bind", ep)
 
     def connect(self, addr):
         if isinstance(addr, bytes):
             addr = addr.decode()
-        _omq.RawSocket.connect(self, addr)
+        try:
+            _omq.RawSocket.connect(self, addr)
+        except ZMQError as e:
+            e.strerror += " (addr=%r)" % addr
+            raise
         self.__dict__["_last_endpoint"] = addr.encode()
         return _SocketContext(self, "connect", addr)
 
@@ -329,8 +352,14 @@ class Socket(_omq.RawSocket):
 
     def set(self, option, optval):
         option = int(option)
+        if self.closed:
+            raise ZMQError(ENOTSOCK)
         if isinstance(optval, str) and option in C.bytes_sockopts:
             raise TypeError("unicode not allowed, use setsockopt_string")
+        if option not in C.bytes_sockopts and not isinstance(optval, int):
+            raise TypeError("expected int, got: %r" % (optval,))
+        if option in _write_only and self.socket_type not in (C.SUB, C.XSUB, C.XPUB, C.DISH):
+            raise ZMQError(EINVAL)
         self._set(option, optval)
         if option not in _write_only:
             if option == C.HWM:
@@ -441,6 +470,24 @@ class Socket(_omq.RawSocket):
         f = Frame(b)
         f.more = self.rcvmore
         return f
+
+    def recv_into(self, buffer, /, *, nbytes=0, flags=0):
+        if nbytes < 0:
+            raise ValueError("nbytes=%i must be non-negative" % nbytes)
+        view = memoryview(buffer)
+        if view.readonly:
+            raise BufferError("Cannot recv into a read-only buffer")
+        if not view.c_contiguous:
+            raise BufferError("Can only recv into a contiguous buffer")
+        view = view.cast("B")
+        if nbytes == 0:
+            nbytes = len(view)
+        elif nbytes > len(view):
+            raise ValueError("nbytes=%i exceeds buffer size %i" % (nbytes, len(view)))
+        data = _raw_recv(self, flags)
+        n = min(nbytes, len(data))
+        view[:n] = data[:n]
+        return len(data)
 
     def send_multipart(self, msg_parts, flags=0, copy=True, track=False, **kwargs):
         for i, p in enumerate(msg_parts):
@@ -590,11 +637,13 @@ class Context:
         return self._rt.closed
 
     def __repr__(self):
-        return "<%s(%d sockets)%s at %#x>" % (
-            type(self).__name__,
-            len(self._sockets),
-            " closed" if self.closed else "",
+        n = len([s for s in self._sockets if not s.closed])
+        count = "" if n == 0 else "%d socket%s" % (n, "" if n == 1 else "s")
+        return "<%s(%s) at %#x%s>" % (
+            _cls_name(type(self)),
+            count,
             id(self),
+            " closed" if self.closed else "",
         )
 
     def __enter__(self):
@@ -760,7 +809,7 @@ def _poll(items, timeout_ms):
             fd = _fileno(s)
             ev = (POLLIN if fd in r else 0) | (POLLOUT if fd in w else 0) | (C.POLLERR if fd in x else 0)
             if ev:
-                out.append((s, ev))
+                out.append((fd, ev))
         if out or (deadline is not None and time.monotonic() >= deadline):
             return out
 

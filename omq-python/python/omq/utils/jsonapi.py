@@ -11,3 +11,5 @@ def loads(s, **kwargs):
     if isinstance(s, bytes):
         s = s.decode("utf8")
     return json.loads(s, **kwargs)
+
+jsonmod = json
