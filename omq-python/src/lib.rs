@@ -279,7 +279,7 @@ struct RawSocket {
     sndtimeo: AtomicI64,
     linger: AtomicI64,
     security: Mutex<Security>,
-    monitor: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    monitor: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
     pending: Pending,
     /// REQ: a request went out, its reply is not read yet. REP: a request was read, its reply
     /// not sent yet. Neither socket can send in the other state (POLLOUT says so).
@@ -291,7 +291,7 @@ impl Drop for RawSocket {
         // A socket collected without close(): omq's own drop flushes it in the background
         // (at most LINGER, capped at 5 s), not waited for by term().
         if let Some(m) = lock(&self.monitor).take() {
-            m.abort();
+            let _ = m.send(());
         }
     }
 }
@@ -912,7 +912,7 @@ impl RawSocket {
     fn close(&self, py: Python<'_>, linger: Option<i64>) -> PyResult<()> {
         let sock = lock(&self.sock).take();
         if let Some(m) = lock(&self.monitor).take() {
-            m.abort();
+            let _ = m.send(());
         }
         let Some(sock) = sock else { return Ok(()) };
         if self.terminated.load(Ordering::Relaxed) {
@@ -952,31 +952,42 @@ impl RawSocket {
         py.allow_threads(|| self.handle.block_on(pair.bind(ep.as_str())))
             .map_err(to_py)?;
         let mut events = sock.monitor();
-        let task = self.handle.spawn(async move {
-            while let Some(e) = events.next().await {
+        let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+        let event = |code: u32, value: i64, endpoint: String| {
+            let mut head = Vec::with_capacity(6);
+            head.extend_from_slice(&(code as u16).to_le_bytes());
+            head.extend_from_slice(&(value as u32).to_le_bytes());
+            Message::multipart([Part::from(head), Part::from(endpoint)])
+        };
+        self.handle.spawn(async move {
+            loop {
+                let e = tokio::select! {
+                    e = events.next() => e,
+                    _ = &mut stopped => None,
+                };
+                let Some(e) = e else { break };
                 let code = e.kind.code();
                 if i64::from(code) & mask == 0 {
                     continue;
                 }
-                let mut head = Vec::with_capacity(6);
-                head.extend_from_slice(&(code as u16).to_le_bytes());
-                head.extend_from_slice(&(e.value as u32).to_le_bytes());
-                let msg = Message::multipart([Part::from(head), Part::from(e.endpoint)]);
-                if pair.send(msg).await.is_err() {
+                if pair.send(event(code, e.value, e.endpoint)).await.is_err() {
                     break;
                 }
             }
+            // libzmq's last event, whatever the mask: MONITOR_STOPPED.
+            let _ = pair.try_send(event(0x400, 0, String::new()));
+            let _ = pair.set_option(SocketOption::Linger(Some(Duration::from_secs(1))));
             let _ = pair.close().await;
         });
-        if let Some(old) = lock(&self.monitor).replace(task) {
-            old.abort();
+        if let Some(old) = lock(&self.monitor).replace(stop) {
+            let _ = old.send(());
         }
         Ok(())
     }
 
     fn stop_monitor(&self) {
         if let Some(m) = lock(&self.monitor).take() {
-            m.abort();
+            let _ = m.send(());
         }
     }
 }

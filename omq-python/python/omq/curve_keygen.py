@@ -4,7 +4,7 @@ import argparse
 import json
 import sys
 
-from ._omq import curve_keypair, curve_public
+from omq._omq import curve_keypair, curve_public
 
 
 def main(argv=None):

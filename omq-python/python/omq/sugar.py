@@ -286,11 +286,7 @@ class Socket(_omq.RawSocket):
         self.close()
 
     def close(self, linger=None):
-        if self.__dict__.get("_monitor_socket") is not None:
-            try:
-                self.disable_monitor()
-            except Exception:
-                pass
+        self.__dict__["_monitor_socket"] = None
         _omq.RawSocket.close(self, linger)
         ctx = self.__dict__.get("context")
         if ctx is not None:
@@ -587,11 +583,9 @@ class Socket(_omq.RawSocket):
         return s
 
     def disable_monitor(self):
+        """Stops the monitor; its socket gets EVENT_MONITOR_STOPPED and stays open."""
         self.stop_monitor()
-        s = self.__dict__.get("_monitor_socket")
         self.__dict__["_monitor_socket"] = None
-        if s is not None:
-            s.close(linger=0)
 
 
 class Context:

@@ -8,6 +8,7 @@ import sys
 import types
 
 import omq
+import omq._omq
 import omq.asyncio
 import omq.constants
 import omq.error
@@ -40,6 +41,6 @@ _subs = dict(
 for _k, _v in _subs.items():
     setattr(sugar, _k, _v)
 sys.modules["zmq"] = omq
-for name in ["asyncio", "constants", "error", "utils", "utils.jsonapi", "utils.monitor", "utils.z85"]:
+for name in ["_omq", "asyncio", "constants", "error", "utils", "utils.jsonapi", "utils.monitor", "utils.z85"]:
     sys.modules["zmq." + name] = sys.modules["omq." + name]
 omq.backend = backend
