@@ -94,6 +94,21 @@ fn wait<T, F>(
     py: Python<'_>,
     handle: &Handle,
     timeout: Option<Duration>,
+    make: impl FnMut() -> F,
+) -> PyResult<Option<T>>
+where
+    F: Future<Output = T> + Send,
+    T: Send,
+{
+    wait_or_term(py, handle, timeout, None, make)
+}
+
+/// [`wait`], raising ETERM once `term` is set (the context is terminating).
+fn wait_or_term<T, F>(
+    py: Python<'_>,
+    handle: &Handle,
+    timeout: Option<Duration>,
+    term: Option<&AtomicBool>,
     mut make: impl FnMut() -> F,
 ) -> PyResult<Option<T>>
 where
@@ -121,6 +136,9 @@ where
             return Ok(Some(v));
         }
         py.check_signals()?;
+        if term.is_some_and(|t| t.load(Ordering::Relaxed)) {
+            return Err(zerr(ETERM, "Context was terminated"));
+        }
     }
 }
 
@@ -134,6 +152,8 @@ struct Runtime {
     rt: Mutex<Option<tokio::runtime::Runtime>>,
     handle: Handle,
     terminated: Arc<AtomicBool>,
+    /// `term()` began: every operation of the context's sockets but close() raises ETERM.
+    terminating: Arc<AtomicBool>,
     /// Closes still flushing in the background (LINGER not 0), which `term()` waits for.
     pending: Pending,
 }
@@ -165,6 +185,7 @@ impl Runtime {
             rt: Mutex::new(Some(rt)),
             handle,
             terminated: Arc::new(AtomicBool::new(false)),
+            terminating: Arc::new(AtomicBool::new(false)),
             pending: Pending::default(),
         })
     }
@@ -195,8 +216,14 @@ impl Runtime {
         Ok(done?.is_some())
     }
 
+    /// Starts terminating: blocked and later operations on the sockets raise ETERM.
+    fn begin_term(&self) {
+        self.terminating.store(true, Ordering::SeqCst);
+    }
+
     /// Stops the runtime thread; sockets of this context raise ETERM from now on.
     fn shutdown(&self, py: Python<'_>) {
+        self.terminating.store(true, Ordering::SeqCst);
         self.terminated.store(true, Ordering::SeqCst);
         let rt = lock(&self.rt).take();
         if let Some(rt) = rt {
@@ -272,6 +299,7 @@ struct RawSocket {
     sock: Mutex<Option<omq_tokio::Socket>>,
     handle: Handle,
     terminated: Arc<AtomicBool>,
+    terminating: Arc<AtomicBool>,
     socket_type: i32,
     rx: Arc<RxShared>,
     tx: Mutex<Vec<Part>>,
@@ -389,12 +417,13 @@ fn ms_opt(v: i64) -> Option<Duration> {
 
 impl RawSocket {
     fn sock(&self) -> PyResult<omq_tokio::Socket> {
-        if self.terminated.load(Ordering::Relaxed) {
+        let s = lock(&self.sock)
+            .clone()
+            .ok_or_else(|| zerr(ENOTSOCK, "Socket operation on non-socket"))?;
+        if self.terminating.load(Ordering::Relaxed) {
             return Err(zerr(ETERM, "Context was terminated"));
         }
-        lock(&self.sock)
-            .clone()
-            .ok_or_else(|| zerr(ENOTSOCK, "Socket operation on non-socket"))
+        Ok(s)
     }
 
     /// A whole message: the stash first, then the socket, waiting unless `nonblock`.
@@ -421,7 +450,7 @@ impl RawSocket {
             }
             // Wait until a message is there (in the stash, where a concurrent wait may also
             // have put one); another thread may take it first, so look again.
-            let r = wait(py, &self.handle, left, || {
+            let r = wait_or_term(py, &self.handle, left, Some(&self.terminating), || {
                 let rx = self.rx.clone();
                 let s = sock.clone();
                 async move { rx.readable(&s).await }
@@ -444,7 +473,7 @@ impl RawSocket {
             Err(e) => return Err(to_py(e.error)),
         };
         let timeout = ms_to_timeout(self.sndtimeo.load(Ordering::Relaxed));
-        let r = wait(py, &self.handle, timeout, || {
+        let r = wait_or_term(py, &self.handle, timeout, Some(&self.terminating), || {
             let s = sock.clone();
             let m = msg.clone();
             async move { s.send(m).await }
@@ -538,7 +567,7 @@ fn writable(sock: &omq_tokio::Socket) -> bool {
 impl RawSocket {
     #[new]
     fn new(runtime: &Runtime, socket_type_: i32) -> PyResult<Self> {
-        if runtime.terminated.load(Ordering::SeqCst) {
+        if runtime.terminating.load(Ordering::SeqCst) {
             return Err(zerr(ETERM, "Context was terminated"));
         }
         let t = socket_type(socket_type_)
@@ -551,6 +580,7 @@ impl RawSocket {
             sock: Mutex::new(Some(sock)),
             handle: runtime.handle.clone(),
             terminated: runtime.terminated.clone(),
+            terminating: runtime.terminating.clone(),
             socket_type: socket_type_,
             rx: Arc::default(),
             tx: Mutex::default(),

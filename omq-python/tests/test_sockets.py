@@ -161,6 +161,7 @@ def test_context_socket_defaults():
         s = c.socket(zmq.PUSH)
         assert s.linger == 0 and s.sndhwm == 5
         assert c.io_threads == 1
+        s.close()
     assert c.closed
     with pytest.raises(zmq.ZMQError):
         c.socket(zmq.PUSH)
@@ -400,17 +401,39 @@ def test_linger_zero_term_is_quick():
     push.linger = 0
     push.connect("tcp://127.0.0.1:9")
     push.send(b"never")
+    push.close()
     t = time.monotonic()
     ctx.term()
     assert time.monotonic() - t < 1
 
 
-def test_term_closes_open_sockets_and_etern():
+def test_term_waits_for_close_and_blocked_recv_gets_eterm():
     ctx = zmq.Context()
     s = ctx.socket(zmq.PULL)
-    s.linger = 0
-    ctx.term()
-    assert s.closed and ctx.closed
+    s.bind("inproc://eterm")
+    errors = []
+
+    def blocked():
+        try:
+            s.recv()
+        except zmq.ZMQError as e:
+            errors.append(e.errno)
+        finally:
+            s.close()
+
+    t = threading.Thread(target=blocked)
+    t.start()
+    time.sleep(0.1)
+    ctx.term()  # returns once the thread, woken with ETERM, has closed its socket
+    t.join(5)
+    assert errors == [zmq.ETERM] and s.closed and ctx.closed
+
+
+def test_context_exit_closes_sockets():
+    with pytest.warns(ResourceWarning):
+        with zmq.Context() as c:
+            s = c.socket(zmq.PUSH)
+    assert s.closed and c.closed
 
 
 def test_proxy(ctx):

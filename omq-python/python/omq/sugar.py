@@ -599,6 +599,8 @@ class Context:
     def __init__(self, io_threads=1, shadow=0, **kwargs):
         if isinstance(io_threads, Context):
             io_threads = 1
+        if int(io_threads) < 0:
+            raise ZMQError(EINVAL)
         d = self.__dict__
         d["_rt"] = _omq.Runtime(max(1, int(io_threads)))
         d["_sockets"] = weakref.WeakSet()
@@ -608,11 +610,11 @@ class Context:
 
     @classmethod
     def instance(cls, io_threads=1):
-        inst = cls.__dict__.get("_instance")
-        if inst is None or inst.closed or cls.__dict__.get("_instance_pid") != os.getpid():
+        inst = cls._instance
+        if inst is None or inst.closed or cls._instance_pid != os.getpid():
             with Context._instance_lock:
-                inst = cls.__dict__.get("_instance")
-                if inst is None or inst.closed or cls.__dict__.get("_instance_pid") != os.getpid():
+                inst = cls._instance
+                if inst is None or inst.closed or cls._instance_pid != os.getpid():
                     inst = cls(io_threads=io_threads)
                     cls._instance = inst
                     cls._instance_pid = os.getpid()
@@ -644,7 +646,19 @@ class Context:
         return self
 
     def __exit__(self, *exc):
-        self.term()
+        open_sockets = [s for s in list(self._sockets) if not s.closed]
+        if open_sockets:
+            import warnings
+
+            warnings.warn(
+                "%d sockets still open when the context exits: closing them" % len(open_sockets),
+                ResourceWarning,
+                stacklevel=2,
+            )
+        self.destroy()
+
+    def __dir__(self):
+        return sorted(set(object.__dir__(self)) | set(_ctx_opts))
 
     def __copy__(self):
         return self
@@ -664,12 +678,14 @@ class Context:
         return s
 
     def term(self):
-        """Waits for closed sockets to flush (their LINGER), closes the rest, stops the thread."""
+        """libzmq's zmq_ctx_term: operations on the context's sockets raise ETERM from now on;
+        waits until every socket is closed, then for each to flush (its LINGER), then stops the
+        I/O thread. Like libzmq, it waits forever for a socket nobody closes."""
         if self.closed:
             return
-        for s in list(self._sockets):
-            if not s.closed:
-                s.close()
+        self._rt.begin_term()
+        while any(not s.closed for s in list(self._sockets)):
+            time.sleep(0.005)
         self._rt.wait_closes(-1)
         self._rt.shutdown()
 
@@ -845,7 +861,7 @@ def device(device_type, frontend, backend):
 
 @atexit.register
 def _cleanup():
-    inst = Context.__dict__.get("_instance")
+    inst = Context._instance
     if inst is not None and not inst.closed:
         try:
             inst._rt.shutdown()
