@@ -6,11 +6,17 @@ is involved, so any asyncio loop works.
 """
 
 import asyncio as _asyncio
+from collections import deque
 
 from . import _omq
 from . import sugar as _sugar
 from .constants import NOBLOCK, POLLIN, POLLOUT
 from .error import Again
+
+
+def _expire(fut):
+    if not fut.done():
+        fut.set_exception(Again())
 
 
 def _wake(fut):
@@ -36,22 +42,95 @@ async def _ready(socket, events, timeout_ms):
 
 
 class Socket(_sugar.Socket):
-    """A socket whose send/recv (and their sugar) return awaitables."""
+    """A socket whose send/recv (and their sugar) return Futures, served in call order."""
 
-    async def _until(self, op, events, flags, timeout_opt):
-        if flags & NOBLOCK:
-            return op(flags)
-        timeout = self.get(timeout_opt)
-        loop = _asyncio.get_running_loop()
-        deadline = None if timeout < 0 else loop.time() + timeout / 1000.0
-        while True:
+    def _queues(self):
+        d = self.__dict__
+        q = d.get("_aq")
+        if q is None:
+            q = d["_aq"] = {POLLIN: deque(), POLLOUT: deque()}
+            d["_aw"] = {}
+            d["_polls"] = set()
+        return q
+
+    def _until(self, op, events, flags, timeout_opt):
+        """A Future of op(): done at once when it need not wait, else queued behind the
+        operations of the same direction already waiting (as pyzmq's are)."""
+        loop = _asyncio.get_event_loop()
+        fut = loop.create_future()
+        q = self._queues()[events]
+        if not q or flags & NOBLOCK:
             try:
-                return op(flags | NOBLOCK)
+                fut.set_result(op(flags | NOBLOCK))
+                return fut
+            except Again as e:
+                if flags & NOBLOCK:
+                    fut.set_exception(e)
+                    return fut
+            except Exception as e:
+                fut.set_exception(e)
+                return fut
+        timeout = self.get(timeout_opt)
+        if timeout >= 0:
+            h = loop.call_later(timeout / 1000.0, _expire, fut)
+            fut.add_done_callback(lambda _f: h.cancel())
+        q.append((fut, op, flags))
+        self._arm(events, loop)
+        return fut
+
+    def _pump(self, events, loop):
+        q = self._queues()[events]
+        while q:
+            fut, op, flags = q[0]
+            if fut.done():
+                q.popleft()
+                continue
+            try:
+                r = op(flags | NOBLOCK)
             except Again:
-                left = None if deadline is None else max(0, (deadline - loop.time()) * 1000.0)
-                if left is not None and left <= 0:
-                    raise
-                await _ready(self, events, left)
+                break
+            except Exception as e:
+                q.popleft()
+                fut.set_exception(e)
+                continue
+            q.popleft()
+            fut.set_result(r)
+        if q:
+            self._arm(events, loop)
+
+    def _arm(self, events, loop):
+        watches = self.__dict__["_aw"]
+        if events in watches:
+            return
+
+        def fired():
+            loop.call_soon_threadsafe(self._fired, events, loop)
+
+        try:
+            watches[events] = _omq.watch([(self, events)], fired)
+        except Exception as e:
+            q = self._queues()[events]
+            while q:
+                fut = q.popleft()[0]
+                if not fut.done():
+                    fut.set_exception(e)
+
+    def _fired(self, events, loop):
+        self.__dict__["_aw"].pop(events, None)
+        if not self.closed:
+            self._pump(events, loop)
+
+    def close(self, linger=None):
+        if "_aq" in self.__dict__:
+            for w in self.__dict__["_aw"].values():
+                w.cancel()
+            self.__dict__["_aw"].clear()
+            for q in self.__dict__["_aq"].values():
+                while q:
+                    q.popleft()[0].cancel()
+            for f in list(self.__dict__["_polls"]):
+                f.cancel()
+        super().close(linger)
 
     def recv(self, flags=0, copy=True, track=False):
         sync = _sugar.Socket.recv
@@ -60,6 +139,10 @@ class Socket(_sugar.Socket):
     def recv_multipart(self, flags=0, copy=True, track=False):
         sync = _sugar.Socket.recv_multipart
         return self._until(lambda f: sync(self, f, copy, track), POLLIN, flags, 27)
+
+    def recv_into(self, buffer, /, *, nbytes=0, flags=0):
+        sync = _sugar.Socket.recv_into
+        return self._until(lambda f: sync(self, buffer, nbytes=nbytes, flags=f), POLLIN, flags, 27)
 
     def send(self, data, flags=0, copy=True, track=False, routing_id=None, group=None):
         sync = _sugar.Socket.send
@@ -74,18 +157,31 @@ class Socket(_sugar.Socket):
         async def done():
             return load(await recvd)
 
-        return done()
+        return _asyncio.ensure_future(done())
 
-    async def poll(self, timeout=None, flags=POLLIN):
+    def poll(self, timeout=None, flags=POLLIN):
         p = Poller()
         p.register(self, flags)
-        return dict(await p.poll(timeout)).get(self, 0)
+
+        async def one():
+            return dict(await p._poll(timeout)).get(self, 0)
+
+        f = _asyncio.ensure_future(one())
+        self._queues()
+        polls = self.__dict__["_polls"]
+        polls.add(f)
+        f.add_done_callback(polls.discard)
+        return f
 
 
 class Poller(_sugar.Poller):
     """A Poller whose poll() is awaitable (omq sockets only)."""
 
-    async def poll(self, timeout=None):
+    def poll(self, timeout=None):
+        """A Future of the ready [(socket, events)]."""
+        return _asyncio.ensure_future(self._poll(timeout))
+
+    async def _poll(self, timeout):
         if timeout is None or timeout < 0:
             timeout = -1
         items = list(self.sockets)
