@@ -154,10 +154,25 @@ class Socket(_sugar.Socket):
         return self._until(lambda f: sync(self, parts, f, copy, track), POLLOUT, flags, 28)
 
     def _deserialize(self, recvd, load):
-        async def done():
-            return load(await recvd)
+        """A Future of load(what recvd gives); cancelling it cancels the receive."""
+        f = recvd.get_loop().create_future()
 
-        return _asyncio.ensure_future(done())
+        def received(r):
+            if f.done():
+                return
+            if r.cancelled():
+                f.cancel()
+            elif r.exception() is not None:
+                f.set_exception(r.exception())
+            else:
+                try:
+                    f.set_result(load(r.result()))
+                except Exception as e:
+                    f.set_exception(e)
+
+        recvd.add_done_callback(received)
+        f.add_done_callback(lambda _f: recvd.cancel() if _f.cancelled() else None)
+        return f
 
     def poll(self, timeout=None, flags=POLLIN):
         p = Poller()
