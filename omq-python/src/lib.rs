@@ -2,6 +2,9 @@
 //! whose blocking calls release the GIL and wake up for Ctrl-C. The pyzmq-shaped API
 //! (constants, sugar, Poller, asyncio) is Python, in `python/omq/`.
 
+// pyo3 0.22's #[pymethods] expansion converts PyErr into PyErr, which newer clippy flags.
+#![allow(clippy::useless_conversion)]
+
 use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -367,7 +370,9 @@ fn part_of(obj: &Bound<'_, PyAny>) -> PyResult<Part> {
         .py()
         .get_type_bound::<PyBytes>()
         .call1((obj,))
-        .map_err(|_| PyTypeError::new_err("expected bytes or an object with the buffer protocol"))?;
+        .map_err(|_| {
+            PyTypeError::new_err("expected bytes or an object with the buffer protocol")
+        })?;
     let b = b.downcast::<PyBytes>()?;
     Ok(Part::from(b.as_bytes()))
 }
@@ -384,7 +389,10 @@ fn key_of(v: &Bound<'_, PyAny>) -> PyResult<[u8; 32]> {
             let text = std::str::from_utf8(&b).map_err(|_| zerr(EINVAL, "bad Z85 key"))?;
             omq_core::z85::decode_key(text).map_err(|e| zerr(EINVAL, e.to_string()))
         }
-        n => Err(zerr(EINVAL, format!("a CURVE key is 32 bytes or 40 in Z85, not {n}"))),
+        n => Err(zerr(
+            EINVAL,
+            format!("a CURVE key is 32 bytes or 40 in Z85, not {n}"),
+        )),
     }
 }
 
@@ -680,12 +688,7 @@ impl RawSocket {
 
     /// Sends a whole message (frames before it with SNDMORE come first).
     #[pyo3(signature = (parts, flags = 0))]
-    fn send_multipart(
-        &self,
-        py: Python<'_>,
-        parts: &Bound<'_, PyAny>,
-        flags: i32,
-    ) -> PyResult<()> {
+    fn send_multipart(&self, py: Python<'_>, parts: &Bound<'_, PyAny>, flags: i32) -> PyResult<()> {
         let mut msg = Message::new();
         for p in std::mem::take(&mut *lock(&self.tx)) {
             msg.push(p);
@@ -729,7 +732,9 @@ impl RawSocket {
         let msg = self.recv_msg(py, flags & 1 != 0)?;
         Ok(PyList::new_bound(
             py,
-            msg.parts().iter().map(|p| PyBytes::new_bound(py, p.as_slice())),
+            msg.parts()
+                .iter()
+                .map(|p| PyBytes::new_bound(py, p.as_slice())),
         ))
     }
 
@@ -854,9 +859,7 @@ impl RawSocket {
             80 => O::TcpMaxRt(ms_opt(int_of(value)?)),
             92 => {
                 let b = bytes_of(value)?;
-                O::BindToDevice(
-                    (!b.is_empty()).then(|| String::from_utf8_lossy(&b).into_owned()),
-                )
+                O::BindToDevice((!b.is_empty()).then(|| String::from_utf8_lossy(&b).into_owned()))
             }
             110 => O::HelloMsg(opt_bytes(value)?),
             111 => O::DisconnectMsg(opt_bytes(value)?),
@@ -1104,7 +1107,8 @@ fn poll(py: Python<'_>, items: Vec<(Py<RawSocket>, i32)>, timeout_ms: i64) -> Py
             })
             .collect()
     };
-    let deadline = (timeout_ms >= 0).then(|| Instant::now() + Duration::from_millis(timeout_ms as u64));
+    let deadline =
+        (timeout_ms >= 0).then(|| Instant::now() + Duration::from_millis(timeout_ms as u64));
     loop {
         let r = ready(py)?;
         if r.iter().any(|&e| e != 0) {
@@ -1155,7 +1159,9 @@ fn proxy(
     let c = capture.map(|c| c.sock()).transpose()?;
     let run = {
         let _g = frontend.handle.enter();
-        frontend.handle.spawn(async move { omq_tokio::proxy(&f, &b, c.as_ref()).await })
+        frontend
+            .handle
+            .spawn(async move { omq_tokio::proxy(&f, &b, c.as_ref()).await })
     };
     let run = Arc::new(Mutex::new(run));
     let r = wait(py, &frontend.handle, None, || {
