@@ -533,6 +533,61 @@ impl RawSocket {
     }
 }
 
+static FRAME: GILOnceCell<PyObject> = GILOnceCell::new();
+static TRACKER: GILOnceCell<PyObject> = GILOnceCell::new();
+
+fn finished_tracker(py: Python<'_>) -> PyResult<PyObject> {
+    TRACKER
+        .get_or_try_init(py, || -> PyResult<PyObject> {
+            Ok(py
+                .import_bound("omq.sugar")?
+                .getattr("_FINISHED_TRACKER")?
+                .unbind())
+        })
+        .map(|t| t.clone_ref(py))
+}
+
+impl RawSocket {
+    fn send_frame(&self, py: Python<'_>, part: Part, flags: i32) -> PyResult<()> {
+        self.sock()?;
+        if flags & 2 != 0 {
+            lock(&self.tx).push(part);
+            return Ok(());
+        }
+        let earlier = std::mem::take(&mut *lock(&self.tx));
+        if earlier.is_empty() {
+            return self.send_msg(py, Message::multipart([part]), flags & 1 != 0);
+        }
+        let n = earlier.len();
+        let msg = Message::multipart(earlier.into_iter().chain(std::iter::once(part)));
+        match self.send_msg(py, msg.clone(), flags & 1 != 0) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                // The frames before this one stay pending, as libzmq's do.
+                let mut tx = lock(&self.tx);
+                if tx.is_empty() {
+                    tx.extend(msg.into_parts().take(n));
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn recv_frame<'py>(&self, py: Python<'py>, flags: i32) -> PyResult<Bound<'py, PyBytes>> {
+        if let Some(p) = lock(&self.rx.rx).parts.pop_front() {
+            return Ok(PyBytes::new_bound(py, p.as_slice()));
+        }
+        let msg = self.recv_msg(py, flags & 1 != 0)?;
+        let mut parts = msg.into_parts();
+        let first = parts.next();
+        lock(&self.rx.rx).parts.extend(parts);
+        Ok(PyBytes::new_bound(
+            py,
+            first.as_ref().map_or(&[][..], |p| p.as_slice()),
+        ))
+    }
+}
+
 impl RawSocket {
     /// Whether the REQ/REP state allows a send now.
     fn may_send(&self) -> bool {
@@ -655,35 +710,30 @@ impl RawSocket {
             .map_err(to_py)
     }
 
-    /// Sends one frame; SNDMORE (2) holds it until the last frame.
-    #[pyo3(signature = (data, flags = 0))]
-    fn send(&self, py: Python<'_>, data: &Bound<'_, PyAny>, flags: i32) -> PyResult<()> {
-        let part = part_of(data)?;
-        self.sock()?;
-        if flags & 2 != 0 {
-            lock(&self.tx).push(part);
-            return Ok(());
+    /// Sends one frame; SNDMORE (2) holds it until the last frame. pyzmq's signature: `copy`
+    /// is moot (omq always copies), `track` returns a tracker that is done.
+    #[pyo3(signature = (data, flags = 0, copy = true, track = false, routing_id = None, group = None))]
+    #[allow(unused_variables, clippy::too_many_arguments)]
+    fn send(
+        &self,
+        py: Python<'_>,
+        data: &Bound<'_, PyAny>,
+        flags: i32,
+        copy: bool,
+        track: bool,
+        routing_id: Option<&Bound<'_, PyAny>>,
+        group: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyObject> {
+        if data.is_instance_of::<pyo3::types::PyString>() {
+            return Err(PyTypeError::new_err(
+                "str objects cannot be sent: use send_string",
+            ));
         }
-        let earlier = std::mem::take(&mut *lock(&self.tx));
-        let n = earlier.len();
-        let msg = if n == 0 {
-            Message::multipart([part])
-        } else {
-            Message::multipart(earlier.into_iter().chain(std::iter::once(part)))
-        };
-        match self.send_msg(py, msg.clone(), flags & 1 != 0) {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                // The frames before this one stay pending, as libzmq's do.
-                if n > 0 {
-                    let mut tx = lock(&self.tx);
-                    if tx.is_empty() {
-                        tx.extend(msg.into_parts().take(n));
-                    }
-                }
-                Err(e)
-            }
+        self.send_frame(py, part_of(data)?, flags)?;
+        if track {
+            return finished_tracker(py);
         }
+        Ok(py.None())
     }
 
     /// Sends a whole message (frames before it with SNDMORE come first).
@@ -703,20 +753,20 @@ impl RawSocket {
         self.send_msg(py, msg, flags & 1 != 0)
     }
 
-    /// Receives one frame (NOBLOCK = 1).
-    #[pyo3(signature = (flags = 0))]
-    fn recv<'py>(&self, py: Python<'py>, flags: i32) -> PyResult<Bound<'py, PyBytes>> {
-        if let Some(p) = lock(&self.rx.rx).parts.pop_front() {
-            return Ok(PyBytes::new_bound(py, p.as_slice()));
+    /// Receives one frame (NOBLOCK = 1): bytes, or a `Frame` with `copy=False`.
+    #[pyo3(signature = (flags = 0, copy = true, track = false))]
+    #[allow(unused_variables)]
+    fn recv(&self, py: Python<'_>, flags: i32, copy: bool, track: bool) -> PyResult<PyObject> {
+        let b = self.recv_frame(py, flags)?;
+        if copy {
+            return Ok(b.into_any().unbind());
         }
-        let msg = self.recv_msg(py, flags & 1 != 0)?;
-        let mut parts = msg.into_parts();
-        let first = parts.next();
-        lock(&self.rx.rx).parts.extend(parts);
-        Ok(PyBytes::new_bound(
-            py,
-            first.as_ref().map_or(&[][..], |p| p.as_slice()),
-        ))
+        let frame = FRAME.get_or_try_init(py, || -> PyResult<PyObject> {
+            Ok(py.import_bound("omq.sugar")?.getattr("Frame")?.unbind())
+        })?;
+        let f = frame.call1(py, (b,))?;
+        f.setattr(py, "more", self.rcvmore())?;
+        Ok(f)
     }
 
     /// Receives the rest of a message (all of it when no frame of it was read yet).

@@ -451,22 +451,6 @@ class Socket(_omq.RawSocket):
 
     # --- send and receive ---
 
-    def send(self, data, flags=0, copy=True, track=False, routing_id=None, group=None):
-        if isinstance(data, str):
-            raise TypeError("str objects cannot be sent: use send_string")
-        _raw_send(self, data, flags)
-        if track:
-            return _FINISHED_TRACKER
-        return None
-
-    def recv(self, flags=0, copy=True, track=False):
-        b = _raw_recv(self, flags)
-        if copy:
-            return b
-        f = Frame(b)
-        f.more = self.rcvmore
-        return f
-
     def recv_into(self, buffer, /, *, nbytes=0, flags=0):
         if nbytes < 0:
             raise ValueError("nbytes=%i must be non-negative" % nbytes)
