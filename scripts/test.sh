@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Runs every omq test: unit, property, simulated-network, interop against a real libzmq, the
-# Python binding's tests (scripts/test-python.sh, scripts/pyzmq-suite.sh)
-# (installed first if missing), network faults between namespaces (as root), a 2.5-minute soak
-# (scripts/soak.sh), then a short smoke of every fuzz target (scripts/fuzz.sh, 15 s
+# Runs every omq test: unit, property, simulated-network, interop against a real libzmq
+# (installed first if missing), the Python binding's own tests and pyzmq's test modules against
+# it (scripts/test-python.sh, scripts/pyzmq-suite.sh), network faults between namespaces (as
+# root), a 2.5-minute soak (scripts/soak.sh), then a short smoke of every fuzz target (scripts/fuzz.sh, 15 s
 # each; OMQ_FUZZ_SMOKE_SECS changes it, 0 skips it). Each test runs under cargo-nextest with a
 # per-test timeout.
 set -euo pipefail
