@@ -353,10 +353,18 @@ fn socket_type(t: i32) -> Option<SocketType> {
     })
 }
 
+/// From this size on, a `bytes` is sent without copying it.
+const ZERO_COPY_MIN: usize = 4096;
+
 /// A message part from bytes or anything with the buffer protocol.
 fn part_of(obj: &Bound<'_, PyAny>) -> PyResult<Part> {
     if let Ok(b) = obj.downcast::<PyBytes>() {
-        return Ok(Part::from(b.as_bytes()));
+        if b.as_bytes().len() < ZERO_COPY_MIN {
+            return Ok(Part::from(b.as_bytes()));
+        }
+        // Large bytes go out without a copy: the message holds the (immutable) bytes object.
+        let backed = pyo3::pybacked::PyBackedBytes::from(b.clone());
+        return Ok(Part::from(Bytes::from_owner(backed)));
     }
     // Anything else with the buffer protocol (bytearray, memoryview, numpy...): bytes(obj).
     // Not str or int: bytes() would encode or zero-fill them.

@@ -512,3 +512,16 @@ def test_z85():
 
     assert z85.encode(b"\x86\x4f\xd2\x6f\xb5\x59\xf7\x5b") == b"HelloWorld"
     assert z85.decode(b"HelloWorld") == b"\x86\x4f\xd2\x6f\xb5\x59\xf7\x5b"
+
+
+@pytest.mark.parametrize("transport", ["tcp", "inproc"])
+def test_large_messages(ctx, transport):
+    # From 4 KiB on, bytes are sent without a copy: the message holds the bytes object.
+    pull, push = pair(ctx, zmq.PULL, zmq.PUSH, transport)
+    payloads = [os.urandom(n) for n in (4095, 4096, 65536, 1 << 20)]
+    for p in payloads:
+        push.send(p)
+    push.send_multipart([payloads[2], b"tail", bytearray(payloads[1])])
+    for p in payloads:
+        assert pull.recv() == p
+    assert pull.recv_multipart() == [payloads[2], b"tail", payloads[1]]
