@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every omq test: unit, property, simulated-network, interop against a real libzmq
-# (installed first if missing), network faults between namespaces (as root), a 2.5-minute soak
-# (scripts/soak.sh), then a short smoke of every fuzz target (scripts/fuzz.sh, 15 s
+# (installed first if missing), the Python binding's own tests and pyzmq's test modules against
+# it (scripts/test-python.sh, scripts/pyzmq-suite.sh), network faults between namespaces (as
+# root), a 2.5-minute soak (scripts/soak.sh), then a short smoke of every fuzz target (scripts/fuzz.sh, 15 s
 # each; OMQ_FUZZ_SMOKE_SECS changes it, 0 skips it). Each test runs under cargo-nextest with a
 # per-test timeout.
 set -euo pipefail
@@ -11,6 +12,10 @@ cargo nextest run --workspace --profile ci --no-tests=fail "$@"
 # The `tracing` feature's own test (a separate build: the feature is off everywhere else).
 cargo nextest run -p omq-tokio --features tracing --test tracing --profile ci --no-tests=fail
 cargo test --workspace --doc --quiet
+# The Python binding (omq-python/, outside the workspace): its pytest suite, interop with pyzmq
+# included, then pyzmq's own test modules against it.
+bash scripts/test-python.sh
+bash scripts/pyzmq-suite.sh
 # A short soak (docs/FAULTS.md): every backend, mixed patterns, restarts and changing network
 # conditions for OMQ_SOAK_MINUTES (default 2.5; 0 skips it).
 soak="${OMQ_SOAK_MINUTES:-2.5}"

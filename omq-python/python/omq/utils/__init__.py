@@ -1,0 +1,1 @@
+"""pyzmq's zmq.utils, the parts omq has."""

@@ -1,0 +1,1288 @@
+//! The native half of the `omq` Python package: a runtime thread per context and a socket
+//! whose blocking calls release the GIL and wake up for Ctrl-C. The pyzmq-shaped API
+//! (constants, sugar, Poller, asyncio) is Python, in `python/omq/`.
+
+// pyo3 0.22's #[pymethods] expansion converts PyErr into PyErr, which newer clippy flags.
+#![allow(clippy::useless_conversion)]
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use futures_util::future::{select_all, FutureExt};
+use futures_util::{SinkExt, StreamExt};
+use omq_tokio::{
+    CurveKeyPair, CurvePublicKey, CurveSecretKey, Error, MechanismConfig, Message, Options, Part,
+    ReconnectStop, RouterNotify, SocketOption, SocketType,
+};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::sync::GILOnceCell;
+use pyo3::types::{PyBytes, PyList};
+use tokio::runtime::Handle;
+
+/// How long a blocking call waits at a time before looking at Python's signals (Ctrl-C).
+const SLICE: Duration = Duration::from_millis(50);
+
+// libzmq's errno values (Linux), as pyzmq reports them.
+const EAGAIN: i32 = 11;
+const ENOENT: i32 = 2;
+const EINVAL: i32 = 22;
+const ENOTSUP: i32 = 95;
+const EPROTONOSUPPORT: i32 = 93;
+const ENOTSOCK: i32 = 88;
+const EHOSTUNREACH: i32 = 113;
+const EMSGSIZE: i32 = 90;
+const HAUSNUMERO: i32 = 156384712;
+const EFSM: i32 = HAUSNUMERO + 51;
+const ETERM: i32 = HAUSNUMERO + 53;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+static MAKE_ERROR: GILOnceCell<PyObject> = GILOnceCell::new();
+
+/// A `zmq.ZMQError` (or its subclass for the errno: `Again`, `ContextTerminated`).
+fn zerr(errno: i32, msg: impl Into<String>) -> PyErr {
+    let msg = msg.into();
+    Python::with_gil(|py| {
+        let make = MAKE_ERROR.get_or_try_init(py, || -> PyResult<PyObject> {
+            Ok(py.import_bound("omq.error")?.getattr("_make")?.unbind())
+        });
+        match make.and_then(|f| f.call1(py, (errno, msg))) {
+            Ok(e) => PyErr::from_value_bound(e.into_bound(py)),
+            Err(e) => e,
+        }
+    })
+}
+
+fn errno_of(e: &Error) -> i32 {
+    match e {
+        Error::WouldBlock => EAGAIN,
+        Error::InvalidState => EFSM,
+        Error::NotSupported => ENOTSUP,
+        Error::HostUnreachable => EHOSTUNREACH,
+        Error::InvalidMessage(_) => EMSGSIZE,
+        Error::Endpoint(omq_core::endpoint::EndpointError::UnsupportedTransport(_)) => {
+            EPROTONOSUPPORT
+        }
+        Error::Endpoint(_) | Error::Option(_) | Error::UnsupportedType(_) => EINVAL,
+        Error::NotInUse(_) => ENOENT,
+        Error::Closed => ENOTSOCK,
+        Error::LingerExpired => EAGAIN,
+        Error::Io(io) => io.raw_os_error().unwrap_or(match io.kind() {
+            std::io::ErrorKind::AddrInUse => 98,
+            std::io::ErrorKind::AddrNotAvailable => 99,
+            std::io::ErrorKind::ConnectionRefused => 111,
+            std::io::ErrorKind::NotFound => ENOENT,
+            std::io::ErrorKind::PermissionDenied => 13,
+            _ => EINVAL,
+        }),
+        _ => EINVAL,
+    }
+}
+
+fn to_py(e: Error) -> PyErr {
+    zerr(errno_of(&e), e.to_string())
+}
+
+/// Runs `make()`'s future on the runtime with the GIL released, a slice at a time, checking
+/// for signals between slices. `None` when `timeout` passed first.
+fn wait<T, F>(
+    py: Python<'_>,
+    handle: &Handle,
+    timeout: Option<Duration>,
+    make: impl FnMut() -> F,
+) -> PyResult<Option<T>>
+where
+    F: Future<Output = T> + Send,
+    T: Send,
+{
+    wait_or_term(py, handle, timeout, None, make)
+}
+
+/// [`wait`], raising ETERM once `term` is set (the context is terminating).
+fn wait_or_term<T, F>(
+    py: Python<'_>,
+    handle: &Handle,
+    timeout: Option<Duration>,
+    term: Option<&AtomicBool>,
+    mut make: impl FnMut() -> F,
+) -> PyResult<Option<T>>
+where
+    F: Future<Output = T> + Send,
+    T: Send,
+{
+    let deadline = timeout.map(|t| Instant::now() + t);
+    loop {
+        let slice = match deadline {
+            Some(d) => {
+                let now = Instant::now();
+                if now >= d {
+                    return Ok(None);
+                }
+                (d - now).min(SLICE)
+            }
+            None => SLICE,
+        };
+        let fut = make();
+        let r = py.allow_threads(|| {
+            let _g = handle.enter();
+            handle.block_on(async { tokio::time::timeout(slice, fut).await.ok() })
+        });
+        if let Some(v) = r {
+            return Ok(Some(v));
+        }
+        py.check_signals()?;
+        if term.is_some_and(|t| t.load(Ordering::Relaxed)) {
+            return Err(zerr(ETERM, "Context was terminated"));
+        }
+    }
+}
+
+fn ms_to_timeout(ms: i64) -> Option<Duration> {
+    (ms >= 0).then(|| Duration::from_millis(ms as u64))
+}
+
+/// One runtime thread for a context: tokio's multi-thread scheduler with a single worker.
+#[pyclass(module = "omq._omq")]
+struct Runtime {
+    rt: Mutex<Option<tokio::runtime::Runtime>>,
+    handle: Handle,
+    terminated: Arc<AtomicBool>,
+    /// `term()` began: every operation of the context's sockets but close() raises ETERM.
+    terminating: Arc<AtomicBool>,
+    /// Closes still flushing in the background (LINGER not 0), which `term()` waits for.
+    pending: Pending,
+}
+
+type Pending = Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>>;
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        // Never block here: this may run with the GIL held while a runtime task waits for it.
+        if let Some(rt) = lock(&self.rt).take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+#[pymethods]
+impl Runtime {
+    #[new]
+    #[pyo3(signature = (threads = 1))]
+    fn new(threads: usize) -> PyResult<Self> {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads.clamp(1, 64))
+            .thread_name("omq-io")
+            .enable_all()
+            .build()
+            .map_err(|e| zerr(EINVAL, e.to_string()))?;
+        let handle = rt.handle().clone();
+        Ok(Runtime {
+            rt: Mutex::new(Some(rt)),
+            handle,
+            terminated: Arc::new(AtomicBool::new(false)),
+            terminating: Arc::new(AtomicBool::new(false)),
+            pending: Pending::default(),
+        })
+    }
+
+    /// Waits (GIL released, Ctrl-C honoured) until the sockets still flushing after close have
+    /// finished, at most `timeout_ms` (-1: forever). True when none is left.
+    #[pyo3(signature = (timeout_ms = -1))]
+    fn wait_closes(&self, py: Python<'_>, timeout_ms: i64) -> PyResult<bool> {
+        let handles = std::mem::take(&mut *lock(&self.pending));
+        if handles.is_empty() || lock(&self.rt).is_none() {
+            return Ok(true);
+        }
+        let handles = Arc::new(Mutex::new(handles));
+        let done = wait(py, &self.handle, ms_to_timeout(timeout_ms), || {
+            let hs = handles.clone();
+            async move {
+                // The handles stay in the list: a slice that ends drops only this future.
+                while lock(&hs).iter().any(|h| !h.is_finished()) {
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                }
+            }
+        });
+        if !matches!(done, Ok(Some(()))) {
+            // Interrupted or timed out: what is still flushing stays for the next wait.
+            let mut p = lock(&self.pending);
+            p.extend(lock(&handles).drain(..).filter(|h| !h.is_finished()));
+        }
+        Ok(done?.is_some())
+    }
+
+    /// Starts terminating: blocked and later operations on the sockets raise ETERM.
+    fn begin_term(&self) {
+        self.terminating.store(true, Ordering::SeqCst);
+    }
+
+    /// Stops the runtime thread; sockets of this context raise ETERM from now on.
+    fn shutdown(&self, py: Python<'_>) {
+        self.terminating.store(true, Ordering::SeqCst);
+        self.terminated.store(true, Ordering::SeqCst);
+        let rt = lock(&self.rt).take();
+        if let Some(rt) = rt {
+            py.allow_threads(|| rt.shutdown_timeout(Duration::from_millis(500)));
+        }
+    }
+
+    #[getter]
+    fn closed(&self) -> bool {
+        self.terminated.load(Ordering::SeqCst)
+    }
+}
+
+#[derive(Default)]
+struct Rx {
+    /// The rest of the message being read frame by frame.
+    parts: VecDeque<Part>,
+    /// Whole messages taken off the socket by a readiness wait, not yet read.
+    stash: VecDeque<Message>,
+}
+
+/// What a socket has read but not handed out, shared with the runtime's readiness waits
+/// (which stash a message they received, and say so, without the GIL).
+#[derive(Default)]
+struct RxShared {
+    rx: Mutex<Rx>,
+    stashed: tokio::sync::Notify,
+}
+
+impl RxShared {
+    fn has_some(&self) -> bool {
+        let rx = lock(&self.rx);
+        !rx.parts.is_empty() || !rx.stash.is_empty()
+    }
+
+    /// Waits until a message is stashed or the socket has one; takes it into the stash.
+    async fn readable(&self, sock: &omq_tokio::Socket) {
+        loop {
+            let stashed = self.stashed.notified();
+            futures_util::pin_mut!(stashed);
+            stashed.as_mut().enable();
+            if self.has_some() {
+                return;
+            }
+            futures_util::select_biased! {
+                () = stashed.fuse() => {}
+                m = sock.recv().fuse() => {
+                    if let Ok(m) = m {
+                        lock(&self.rx).stash.push_back(m);
+                        self.stashed.notify_waiters();
+                    }
+                    return;
+                }
+            }
+        }
+    }
+}
+
+#[derive(Default)]
+struct Security {
+    curve_server: bool,
+    curve_public: Option<[u8; 32]>,
+    curve_secret: Option<[u8; 32]>,
+    curve_serverkey: Option<[u8; 32]>,
+    plain_server: bool,
+    plain_user: Option<Vec<u8>>,
+    plain_pass: Option<Vec<u8>>,
+}
+
+/// A socket. `omq.Socket` (Python) subclasses it for pyzmq's API.
+#[pyclass(module = "omq._omq", subclass)]
+struct RawSocket {
+    sock: Mutex<Option<omq_tokio::Socket>>,
+    handle: Handle,
+    terminated: Arc<AtomicBool>,
+    terminating: Arc<AtomicBool>,
+    socket_type: i32,
+    rx: Arc<RxShared>,
+    tx: Mutex<Vec<Part>>,
+    rcvtimeo: AtomicI64,
+    sndtimeo: AtomicI64,
+    linger: AtomicI64,
+    security: Mutex<Security>,
+    monitor: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
+    pending: Pending,
+    /// REQ: a request went out, its reply is not read yet. REP: a request was read, its reply
+    /// not sent yet. Neither socket can send in the other state (POLLOUT says so).
+    turn: AtomicBool,
+}
+
+impl Drop for RawSocket {
+    fn drop(&mut self) {
+        // A socket collected without close(): omq's own drop flushes it in the background
+        // (at most LINGER, capped at 5 s), not waited for by term().
+        if let Some(m) = lock(&self.monitor).take() {
+            let _ = m.send(());
+        }
+    }
+}
+
+fn socket_type(t: i32) -> Option<SocketType> {
+    Some(match t {
+        0 => SocketType::Pair,
+        1 => SocketType::Pub,
+        2 => SocketType::Sub,
+        3 => SocketType::Req,
+        4 => SocketType::Rep,
+        5 => SocketType::Dealer,
+        6 => SocketType::Router,
+        7 => SocketType::Pull,
+        8 => SocketType::Push,
+        9 => SocketType::XPub,
+        10 => SocketType::XSub,
+        11 => SocketType::Stream,
+        12 => SocketType::Server,
+        13 => SocketType::Client,
+        14 => SocketType::Radio,
+        15 => SocketType::Dish,
+        16 => SocketType::Gather,
+        17 => SocketType::Scatter,
+        19 => SocketType::Peer,
+        20 => SocketType::Channel,
+        _ => return None,
+    })
+}
+
+/// From this size on, a `bytes` is sent without copying it.
+const ZERO_COPY_MIN: usize = 4096;
+
+/// A message part from bytes or anything with the buffer protocol.
+fn part_of(obj: &Bound<'_, PyAny>) -> PyResult<Part> {
+    if let Ok(b) = obj.downcast::<PyBytes>() {
+        if b.as_bytes().len() < ZERO_COPY_MIN {
+            return Ok(Part::from(b.as_bytes()));
+        }
+        // Large bytes go out without a copy: the message holds the (immutable) bytes object.
+        let backed = pyo3::pybacked::PyBackedBytes::from(b.clone());
+        return Ok(Part::from(Bytes::from_owner(backed)));
+    }
+    // Anything else with the buffer protocol (bytearray, memoryview, numpy...): bytes(obj).
+    // Not str or int: bytes() would encode or zero-fill them.
+    if obj.is_instance_of::<pyo3::types::PyString>() || obj.is_instance_of::<pyo3::types::PyInt>() {
+        return Err(PyTypeError::new_err(format!(
+            "expected bytes or a buffer, not {}",
+            obj.get_type().name()?
+        )));
+    }
+    let b = obj
+        .py()
+        .get_type_bound::<PyBytes>()
+        .call1((obj,))
+        .map_err(|_| {
+            PyTypeError::new_err("expected bytes or an object with the buffer protocol")
+        })?;
+    let b = b.downcast::<PyBytes>()?;
+    Ok(Part::from(b.as_bytes()))
+}
+
+fn key_of(v: &Bound<'_, PyAny>) -> PyResult<[u8; 32]> {
+    let b: Vec<u8> = if let Ok(s) = v.extract::<String>() {
+        s.into_bytes()
+    } else {
+        part_of(v)?.as_slice().to_vec()
+    };
+    match b.len() {
+        32 => Ok(b.try_into().expect("32 bytes")),
+        40 => {
+            let text = std::str::from_utf8(&b).map_err(|_| zerr(EINVAL, "bad Z85 key"))?;
+            omq_core::z85::decode_key(text).map_err(|e| zerr(EINVAL, e.to_string()))
+        }
+        n => Err(zerr(
+            EINVAL,
+            format!("a CURVE key is 32 bytes or 40 in Z85, not {n}"),
+        )),
+    }
+}
+
+fn int_of(v: &Bound<'_, PyAny>) -> PyResult<i64> {
+    v.extract::<i64>()
+        .map_err(|_| PyTypeError::new_err("this option takes an int"))
+}
+
+fn bytes_of(v: &Bound<'_, PyAny>) -> PyResult<Bytes> {
+    if v.is_instance_of::<pyo3::types::PyString>() {
+        return Err(PyTypeError::new_err(
+            "unicode not allowed, use setsockopt_string",
+        ));
+    }
+    Ok(Bytes::copy_from_slice(part_of(v)?.as_slice()))
+}
+
+fn opt_bytes(v: &Bound<'_, PyAny>) -> PyResult<Option<Bytes>> {
+    let b = bytes_of(v)?;
+    Ok((!b.is_empty()).then_some(b))
+}
+
+fn ms(v: i64) -> Duration {
+    Duration::from_millis(v.max(0) as u64)
+}
+
+fn ms_opt(v: i64) -> Option<Duration> {
+    (v > 0).then(|| ms(v))
+}
+
+impl RawSocket {
+    fn sock(&self) -> PyResult<omq_tokio::Socket> {
+        let s = lock(&self.sock)
+            .clone()
+            .ok_or_else(|| zerr(ENOTSOCK, "Socket operation on non-socket"))?;
+        if self.terminating.load(Ordering::Relaxed) {
+            return Err(zerr(ETERM, "Context was terminated"));
+        }
+        Ok(s)
+    }
+
+    /// A whole message: the stash first, then the socket, waiting unless `nonblock`.
+    fn recv_msg(&self, py: Python<'_>, nonblock: bool) -> PyResult<Message> {
+        let sock = self.sock()?;
+        let timeout = ms_to_timeout(self.rcvtimeo.load(Ordering::Relaxed));
+        let deadline = timeout.map(|t| Instant::now() + t);
+        loop {
+            if let Some(m) = lock(&self.rx.rx).stash.pop_front() {
+                self.received();
+                return Ok(m);
+            }
+            match sock.try_recv() {
+                Ok(m) => {
+                    self.received();
+                    return Ok(m);
+                }
+                Err(Error::WouldBlock) if !nonblock => {}
+                Err(e) => return Err(to_py(e)),
+            }
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            if left == Some(Duration::ZERO) {
+                return Err(zerr(EAGAIN, "Resource temporarily unavailable"));
+            }
+            // Wait until a message is there (in the stash, where a concurrent wait may also
+            // have put one); another thread may take it first, so look again.
+            let r = wait_or_term(py, &self.handle, left, Some(&self.terminating), || {
+                let rx = self.rx.clone();
+                let s = sock.clone();
+                async move { rx.readable(&s).await }
+            })?;
+            if r.is_none() {
+                return Err(zerr(EAGAIN, "Resource temporarily unavailable"));
+            }
+            self.sock()?;
+        }
+    }
+
+    fn send_msg(&self, py: Python<'_>, msg: Message, nonblock: bool) -> PyResult<()> {
+        let sock = self.sock()?;
+        let msg = match sock.try_send(msg) {
+            Ok(()) => {
+                self.sent();
+                return Ok(());
+            }
+            Err(e) if matches!(e.error, Error::WouldBlock) && !nonblock => e.message,
+            Err(e) => return Err(to_py(e.error)),
+        };
+        let timeout = ms_to_timeout(self.sndtimeo.load(Ordering::Relaxed));
+        let r = wait_or_term(py, &self.handle, timeout, Some(&self.terminating), || {
+            let s = sock.clone();
+            let m = msg.clone();
+            async move { s.send(m).await }
+        })?;
+        match r {
+            Some(Ok(())) => {
+                self.sent();
+                Ok(())
+            }
+            Some(Err(e)) => Err(to_py(e)),
+            None => Err(zerr(EAGAIN, "Resource temporarily unavailable")),
+        }
+    }
+
+    fn apply_security(&self, sock: &omq_tokio::Socket, sec: &Security) -> PyResult<()> {
+        let mech = if sec.curve_server {
+            match sec.curve_secret {
+                Some(s) => MechanismConfig::curve_server(CurveKeyPair::from_secret(
+                    CurveSecretKey::from_bytes(s),
+                )),
+                None => return Ok(()),
+            }
+        } else if let (Some(server), Some(secret)) = (sec.curve_serverkey, sec.curve_secret) {
+            let pair = CurveKeyPair::from_secret(CurveSecretKey::from_bytes(secret));
+            MechanismConfig::curve_client(CurvePublicKey::from(server), pair)
+        } else if sec.plain_server {
+            MechanismConfig::plain_server()
+        } else if let (Some(u), Some(p)) = (&sec.plain_user, &sec.plain_pass) {
+            MechanismConfig::plain_client(u, p).map_err(|e| zerr(EINVAL, e.to_string()))?
+        } else {
+            return Ok(());
+        };
+        sock.set_option(SocketOption::Mechanism(mech))
+            .map_err(to_py)
+    }
+
+    fn readable(&self, sock: &omq_tokio::Socket) -> bool {
+        let mut rx = lock(&self.rx.rx);
+        if !rx.parts.is_empty() || !rx.stash.is_empty() {
+            return true;
+        }
+        match sock.try_recv() {
+            Ok(m) => {
+                rx.stash.push_back(m);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+}
+
+static FRAME: GILOnceCell<PyObject> = GILOnceCell::new();
+static TRACKER: GILOnceCell<PyObject> = GILOnceCell::new();
+
+fn finished_tracker(py: Python<'_>) -> PyResult<PyObject> {
+    TRACKER
+        .get_or_try_init(py, || -> PyResult<PyObject> {
+            Ok(py
+                .import_bound("omq.sugar")?
+                .getattr("_FINISHED_TRACKER")?
+                .unbind())
+        })
+        .map(|t| t.clone_ref(py))
+}
+
+impl RawSocket {
+    fn send_frame(&self, py: Python<'_>, part: Part, flags: i32) -> PyResult<()> {
+        self.sock()?;
+        if flags & 2 != 0 {
+            lock(&self.tx).push(part);
+            return Ok(());
+        }
+        let earlier = std::mem::take(&mut *lock(&self.tx));
+        if earlier.is_empty() {
+            return self.send_msg(py, Message::multipart([part]), flags & 1 != 0);
+        }
+        let n = earlier.len();
+        let msg = Message::multipart(earlier.into_iter().chain(std::iter::once(part)));
+        match self.send_msg(py, msg.clone(), flags & 1 != 0) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                // The frames before this one stay pending, as libzmq's do.
+                let mut tx = lock(&self.tx);
+                if tx.is_empty() {
+                    tx.extend(msg.into_parts().take(n));
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn recv_frame<'py>(&self, py: Python<'py>, flags: i32) -> PyResult<Bound<'py, PyBytes>> {
+        if let Some(p) = lock(&self.rx.rx).parts.pop_front() {
+            return Ok(PyBytes::new_bound(py, p.as_slice()));
+        }
+        let msg = self.recv_msg(py, flags & 1 != 0)?;
+        let mut parts = msg.into_parts();
+        let first = parts.next();
+        lock(&self.rx.rx).parts.extend(parts);
+        Ok(PyBytes::new_bound(
+            py,
+            first.as_ref().map_or(&[][..], |p| p.as_slice()),
+        ))
+    }
+}
+
+impl RawSocket {
+    /// Whether the REQ/REP state allows a send now.
+    fn may_send(&self) -> bool {
+        match self.socket_type {
+            3 => !self.turn.load(Ordering::Relaxed),
+            4 => self.turn.load(Ordering::Relaxed),
+            _ => true,
+        }
+    }
+
+    fn writable(&self, sock: &omq_tokio::Socket) -> bool {
+        self.may_send() && writable(sock)
+    }
+
+    fn sent(&self) {
+        if self.socket_type == 3 {
+            self.turn.store(true, Ordering::Relaxed);
+        } else if self.socket_type == 4 {
+            self.turn.store(false, Ordering::Relaxed);
+        }
+    }
+
+    fn received(&self) {
+        if self.socket_type == 3 {
+            self.turn.store(false, Ordering::Relaxed);
+        } else if self.socket_type == 4 {
+            self.turn.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+fn writable(sock: &omq_tokio::Socket) -> bool {
+    let mut sink = sock.sink();
+    let waker = futures_util::task::noop_waker();
+    let mut cx = std::task::Context::from_waker(&waker);
+    matches!(sink.poll_ready_unpin(&mut cx), Poll::Ready(Ok(())))
+}
+
+#[pymethods]
+impl RawSocket {
+    #[new]
+    fn new(runtime: &Runtime, socket_type_: i32) -> PyResult<Self> {
+        if runtime.terminating.load(Ordering::SeqCst) {
+            return Err(zerr(ETERM, "Context was terminated"));
+        }
+        let t = socket_type(socket_type_)
+            .ok_or_else(|| zerr(EINVAL, format!("unknown socket type {socket_type_}")))?;
+        let sock = {
+            let _g = runtime.handle.enter();
+            omq_tokio::Socket::new(t, Options::default()).map_err(to_py)?
+        };
+        Ok(RawSocket {
+            sock: Mutex::new(Some(sock)),
+            handle: runtime.handle.clone(),
+            terminated: runtime.terminated.clone(),
+            terminating: runtime.terminating.clone(),
+            socket_type: socket_type_,
+            rx: Arc::default(),
+            tx: Mutex::default(),
+            rcvtimeo: AtomicI64::new(-1),
+            sndtimeo: AtomicI64::new(-1),
+            linger: AtomicI64::new(-1),
+            security: Mutex::default(),
+            monitor: Mutex::default(),
+            pending: runtime.pending.clone(),
+            turn: AtomicBool::new(false),
+        })
+    }
+
+    #[getter]
+    fn closed(&self) -> bool {
+        self.terminated.load(Ordering::Relaxed) || lock(&self.sock).is_none()
+    }
+
+    #[getter]
+    fn socket_type(&self) -> i32 {
+        self.socket_type
+    }
+
+    /// Binds; returns the endpoint as bound (the real port for `:0` / `:*`).
+    fn bind(&self, py: Python<'_>, endpoint: &str) -> PyResult<String> {
+        let sock = self.sock()?;
+        let ep = endpoint.replace(":*", ":0");
+        let r = wait(py, &self.handle, None, || {
+            let s = sock.clone();
+            let ep = ep.clone();
+            async move { s.bind(ep).await }
+        })?;
+        match r {
+            Some(Ok(e)) => Ok(e.to_string()),
+            Some(Err(e)) => Err(to_py(e)),
+            None => Err(zerr(EAGAIN, "bind timed out")),
+        }
+    }
+
+    fn connect(&self, py: Python<'_>, endpoint: &str) -> PyResult<()> {
+        let sock = self.sock()?;
+        let ep = endpoint.to_string();
+        let _g = self.handle.enter();
+        py.allow_threads(|| self.handle.block_on(sock.connect(ep)))
+            .map_err(to_py)
+    }
+
+    fn unbind(&self, py: Python<'_>, endpoint: &str) -> PyResult<()> {
+        let sock = self.sock()?;
+        let ep = endpoint.to_string();
+        let r = wait(py, &self.handle, None, || {
+            let s = sock.clone();
+            let ep = ep.clone();
+            async move { s.unbind(ep).await }
+        })?;
+        r.unwrap_or(Ok(())).map_err(to_py)
+    }
+
+    fn disconnect(&self, py: Python<'_>, endpoint: &str) -> PyResult<()> {
+        let sock = self.sock()?;
+        let ep = endpoint.to_string();
+        let _g = self.handle.enter();
+        py.allow_threads(|| self.handle.block_on(sock.disconnect(ep)))
+            .map_err(to_py)
+    }
+
+    /// Sends one frame; SNDMORE (2) holds it until the last frame. pyzmq's signature: `copy`
+    /// is moot (omq always copies), `track` returns a tracker that is done.
+    #[pyo3(signature = (data, flags = 0, copy = true, track = false, routing_id = None, group = None))]
+    #[allow(unused_variables, clippy::too_many_arguments)]
+    fn send(
+        &self,
+        py: Python<'_>,
+        data: &Bound<'_, PyAny>,
+        flags: i32,
+        copy: bool,
+        track: bool,
+        routing_id: Option<&Bound<'_, PyAny>>,
+        group: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyObject> {
+        if data.is_instance_of::<pyo3::types::PyString>() {
+            return Err(PyTypeError::new_err(
+                "str objects cannot be sent: use send_string",
+            ));
+        }
+        self.send_frame(py, part_of(data)?, flags)?;
+        if track {
+            return finished_tracker(py);
+        }
+        Ok(py.None())
+    }
+
+    /// Sends a whole message (frames before it with SNDMORE come first).
+    #[pyo3(signature = (parts, flags = 0))]
+    fn send_multipart(&self, py: Python<'_>, parts: &Bound<'_, PyAny>, flags: i32) -> PyResult<()> {
+        let mut msg = Message::new();
+        for p in std::mem::take(&mut *lock(&self.tx)) {
+            msg.push(p);
+        }
+        for item in parts.iter()? {
+            msg.push(part_of(&item?)?);
+        }
+        if flags & 2 != 0 {
+            lock(&self.tx).extend(msg.into_parts());
+            return Ok(());
+        }
+        self.send_msg(py, msg, flags & 1 != 0)
+    }
+
+    /// Receives one frame (NOBLOCK = 1): bytes, or a `Frame` with `copy=False`.
+    #[pyo3(signature = (flags = 0, copy = true, track = false))]
+    #[allow(unused_variables)]
+    fn recv(&self, py: Python<'_>, flags: i32, copy: bool, track: bool) -> PyResult<PyObject> {
+        let b = self.recv_frame(py, flags)?;
+        if copy {
+            return Ok(b.into_any().unbind());
+        }
+        let frame = FRAME.get_or_try_init(py, || -> PyResult<PyObject> {
+            Ok(py.import_bound("omq.sugar")?.getattr("Frame")?.unbind())
+        })?;
+        let f = frame.call1(py, (b,))?;
+        f.setattr(py, "more", self.rcvmore())?;
+        Ok(f)
+    }
+
+    /// Receives the rest of a message (all of it when no frame of it was read yet).
+    #[pyo3(signature = (flags = 0))]
+    fn recv_multipart<'py>(&self, py: Python<'py>, flags: i32) -> PyResult<Bound<'py, PyList>> {
+        let rest: Vec<Part> = lock(&self.rx.rx).parts.drain(..).collect();
+        if !rest.is_empty() {
+            return Ok(PyList::new_bound(
+                py,
+                rest.iter().map(|p| PyBytes::new_bound(py, p.as_slice())),
+            ));
+        }
+        let msg = self.recv_msg(py, flags & 1 != 0)?;
+        Ok(PyList::new_bound(
+            py,
+            msg.parts()
+                .iter()
+                .map(|p| PyBytes::new_bound(py, p.as_slice())),
+        ))
+    }
+
+    #[getter]
+    fn rcvmore(&self) -> bool {
+        !lock(&self.rx.rx).parts.is_empty()
+    }
+
+    fn subscribe(&self, topic: &Bound<'_, PyAny>) -> PyResult<()> {
+        let t = bytes_of(topic)?;
+        self.sock()?.subscribe(&t).map_err(to_py)
+    }
+
+    fn unsubscribe(&self, topic: &Bound<'_, PyAny>) -> PyResult<()> {
+        let t = bytes_of(topic)?;
+        self.sock()?.unsubscribe(&t).map_err(to_py)
+    }
+
+    /// Sets an option by libzmq's number. Raises EINVAL for one omq does not have.
+    #[pyo3(name = "_set")]
+    fn set_opt(&self, opt: i32, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        use SocketOption as O;
+        let sock = self.sock()?;
+        let o = match opt {
+            6 => return self.subscribe(value),
+            7 => return self.unsubscribe(value),
+            27 => {
+                self.rcvtimeo.store(int_of(value)?, Ordering::Relaxed);
+                return Ok(());
+            }
+            28 => {
+                self.sndtimeo.store(int_of(value)?, Ordering::Relaxed);
+                return Ok(());
+            }
+            1 => {
+                let v = int_of(value)?.max(0) as usize;
+                sock.set_option(O::SndHwm(v)).map_err(to_py)?;
+                O::RcvHwm(v)
+            }
+            23 => O::SndHwm(int_of(value)?.max(0) as usize),
+            24 => O::RcvHwm(int_of(value)?.max(0) as usize),
+            17 => {
+                let v = int_of(value)?;
+                self.linger.store(v, Ordering::Relaxed);
+                O::Linger(ms_to_timeout(v))
+            }
+            5 => O::RoutingId(bytes_of(value)?),
+            61 => O::ConnectRoutingId(bytes_of(value)?),
+            33 => O::RouterMandatory(int_of(value)? != 0),
+            56 => O::RouterHandover(int_of(value)? != 0),
+            51 => O::ProbeRouter(int_of(value)? != 0),
+            97 => O::RouterNotify(
+                RouterNotify::from_bits(int_of(value)? as i32)
+                    .ok_or_else(|| zerr(EINVAL, "bad ROUTER_NOTIFY"))?,
+            ),
+            73 => O::StreamNotify(int_of(value)? != 0),
+            52 => O::ReqCorrelate(int_of(value)? != 0),
+            53 => O::ReqRelaxed(int_of(value)? != 0),
+            54 => O::Conflate(int_of(value)? != 0),
+            22 => {
+                let v = int_of(value)?;
+                O::MaxMsgSize((v >= 0).then_some(v as u64))
+            }
+            39 => O::Immediate(int_of(value)? != 0),
+            18 => {
+                let v = int_of(value)?;
+                O::ReconnectIvl((v >= 0).then(|| ms(v)))
+            }
+            21 => O::ReconnectIvlMax(ms(int_of(value)?)),
+            109 => {
+                let v = int_of(value)?;
+                O::ReconnectStop(ReconnectStop {
+                    conn_refused: v & 1 != 0,
+                    handshake_failed: v & 2 != 0,
+                    after_disconnect: v & 4 != 0,
+                })
+            }
+            66 => O::HandshakeIvl(ms_opt(int_of(value)?)),
+            75 => O::HeartbeatIvl(ms_opt(int_of(value)?)),
+            76 => O::HeartbeatTtl(ms(int_of(value)?)),
+            77 => O::HeartbeatTimeout(ms_opt(int_of(value)?)),
+            40 => O::XpubVerbose(int_of(value)? != 0),
+            78 => O::XpubVerboser(int_of(value)? != 0),
+            71 => O::XpubManual(int_of(value)? != 0),
+            72 => O::XpubWelcomeMsg(opt_bytes(value)?),
+            69 => O::XpubNodrop(int_of(value)? != 0),
+            115 => O::XsubVerboseUnsubscribe(int_of(value)? != 0),
+            74 => O::InvertMatching(int_of(value)? != 0),
+            55 => O::ZapDomain(bytes_of(value)?),
+            34 => {
+                let v = int_of(value)?;
+                O::TcpKeepalive((v >= 0).then_some(v != 0))
+            }
+            36 => {
+                let v = int_of(value)?;
+                O::TcpKeepaliveIdle((v > 0).then(|| Duration::from_secs(v as u64)))
+            }
+            35 => {
+                let v = int_of(value)?;
+                O::TcpKeepaliveCnt((v > 0).then_some(v as u32))
+            }
+            37 => {
+                let v = int_of(value)?;
+                O::TcpKeepaliveIntvl((v > 0).then(|| Duration::from_secs(v as u64)))
+            }
+            19 => O::Backlog(int_of(value)?.clamp(0, i32::MAX as i64) as i32),
+            11 => {
+                let v = int_of(value)?;
+                O::SndBuf((v > 0).then_some(v as usize))
+            }
+            12 => {
+                let v = int_of(value)?;
+                O::RcvBuf((v > 0).then_some(v as usize))
+            }
+            57 => {
+                let v = int_of(value)?;
+                O::Tos((v > 0).then_some(v.clamp(0, 255) as u8))
+            }
+            42 => O::Ipv6(int_of(value)? != 0),
+            31 => O::Ipv6(int_of(value)? == 0),
+            79 => O::ConnectTimeout(ms_opt(int_of(value)?)),
+            80 => O::TcpMaxRt(ms_opt(int_of(value)?)),
+            92 => {
+                let b = bytes_of(value)?;
+                O::BindToDevice((!b.is_empty()).then(|| String::from_utf8_lossy(&b).into_owned()))
+            }
+            110 => O::HelloMsg(opt_bytes(value)?),
+            111 => O::DisconnectMsg(opt_bytes(value)?),
+            114 => O::HiccupMsg(opt_bytes(value)?),
+            95 => {
+                let b = bytes_of(value)?;
+                let text = String::from_utf8_lossy(&b).into_owned();
+                let (k, v) = text
+                    .split_once(':')
+                    .ok_or_else(|| zerr(EINVAL, "METADATA is \"X-Name:value\""))?;
+                O::Metadata(k.to_string(), Bytes::copy_from_slice(v.as_bytes()))
+            }
+            44..=50 => {
+                let mut sec = lock(&self.security);
+                match opt {
+                    44 => sec.plain_server = int_of(value)? != 0,
+                    45 => sec.plain_user = Some(bytes_of(value)?.to_vec()),
+                    46 => sec.plain_pass = Some(bytes_of(value)?.to_vec()),
+                    47 => sec.curve_server = int_of(value)? != 0,
+                    48 => sec.curve_public = Some(key_of(value)?),
+                    49 => sec.curve_secret = Some(key_of(value)?),
+                    _ => sec.curve_serverkey = Some(key_of(value)?),
+                }
+                return self.apply_security(&sock, &sec);
+            }
+            // Accepted and without effect in omq (multicast, batching, fast paths).
+            4 | 8 | 9 | 25 | 84 | 93 | 94 | 96 | 101 | 102 | 112 | 113 => {
+                int_of(value)?;
+                return Ok(());
+            }
+            _ => {
+                return Err(zerr(
+                    EINVAL,
+                    format!("socket option {opt} is not supported by omq"),
+                ))
+            }
+        };
+        sock.set_option(o).map_err(to_py)
+    }
+
+    /// The current value of the options omq keeps itself (others are tracked in Python).
+    #[pyo3(name = "_get")]
+    fn get_opt(&self, opt: i32) -> PyResult<i64> {
+        let sock = self.sock()?;
+        Ok(match opt {
+            27 => self.rcvtimeo.load(Ordering::Relaxed),
+            28 => self.sndtimeo.load(Ordering::Relaxed),
+            17 => self.linger.load(Ordering::Relaxed),
+            13 => i64::from(self.rcvmore()),
+            23 => sock.options().get_send_hwm() as i64,
+            24 => sock.options().get_recv_hwm() as i64,
+            16 => i64::from(self.socket_type),
+            15 => {
+                let mut ev = 0;
+                if self.readable(&sock) {
+                    ev |= 1;
+                }
+                if self.writable(&sock) {
+                    ev |= 2;
+                }
+                ev
+            }
+            _ => return Err(zerr(EINVAL, format!("option {opt} is not readable here"))),
+        })
+    }
+
+    /// The events (POLLIN 1, POLLOUT 2) of `mask` that are ready now.
+    fn poll_now(&self, mask: i32) -> PyResult<i32> {
+        let sock = self.sock()?;
+        let mut ev = 0;
+        if mask & 1 != 0 && self.readable(&sock) {
+            ev |= 1;
+        }
+        if mask & 2 != 0 && self.writable(&sock) {
+            ev |= 2;
+        }
+        Ok(ev)
+    }
+
+    /// Closes the socket: flushes in the background for up to LINGER (`linger` overrides it,
+    /// in ms; -1 forever). `wait` blocks until that is done.
+    #[pyo3(signature = (linger = None))]
+    fn close(&self, py: Python<'_>, linger: Option<i64>) -> PyResult<()> {
+        let sock = lock(&self.sock).take();
+        if let Some(m) = lock(&self.monitor).take() {
+            let _ = m.send(());
+        }
+        let Some(sock) = sock else { return Ok(()) };
+        if self.terminated.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        if let Some(l) = linger {
+            self.linger.store(l, Ordering::Relaxed);
+            let _ = sock.set_option(SocketOption::Linger(ms_to_timeout(l)));
+        }
+        let l = self.linger.load(Ordering::Relaxed);
+        // No linger: close at once. Otherwise the runtime flushes (at most LINGER) while
+        // Python goes on, as libzmq's close does; Context.term waits for it.
+        let _g = self.handle.enter();
+        if l == 0 {
+            let _ = py.allow_threads(|| self.handle.block_on(sock.close()));
+        } else {
+            let h = self.handle.spawn(async move {
+                let _ = sock.close().await;
+            });
+            let mut p = lock(&self.pending);
+            p.retain(|h| !h.is_finished());
+            p.push(h);
+        }
+        Ok(())
+    }
+
+    /// Starts a monitor: events go as libzmq's two-frame messages to a PAIR bound at
+    /// `endpoint` (inproc), for the events in `mask`.
+    fn start_monitor(&self, py: Python<'_>, endpoint: &str, mask: i64) -> PyResult<()> {
+        let sock = self.sock()?;
+        let pair = {
+            let _g = self.handle.enter();
+            omq_tokio::Socket::new(SocketType::Pair, Options::default()).map_err(to_py)?
+        };
+        let ep = endpoint.to_string();
+        let _g = self.handle.enter();
+        py.allow_threads(|| self.handle.block_on(pair.bind(ep.as_str())))
+            .map_err(to_py)?;
+        let mut events = sock.monitor();
+        let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+        let event = |code: u32, value: i64, endpoint: String| {
+            let mut head = Vec::with_capacity(6);
+            head.extend_from_slice(&(code as u16).to_le_bytes());
+            head.extend_from_slice(&(value as u32).to_le_bytes());
+            Message::multipart([Part::from(head), Part::from(endpoint)])
+        };
+        self.handle.spawn(async move {
+            loop {
+                let e = tokio::select! {
+                    e = events.next() => e,
+                    _ = &mut stopped => None,
+                };
+                let Some(e) = e else { break };
+                let code = e.kind.code();
+                if i64::from(code) & mask == 0 {
+                    continue;
+                }
+                if pair.send(event(code, e.value, e.endpoint)).await.is_err() {
+                    break;
+                }
+            }
+            // libzmq's last event, whatever the mask: MONITOR_STOPPED.
+            let _ = pair.try_send(event(0x400, 0, String::new()));
+            let _ = pair.set_option(SocketOption::Linger(Some(Duration::from_secs(1))));
+            let _ = pair.close().await;
+        });
+        if let Some(old) = lock(&self.monitor).replace(stop) {
+            let _ = old.send(());
+        }
+        Ok(())
+    }
+
+    fn stop_monitor(&self) {
+        if let Some(m) = lock(&self.monitor).take() {
+            let _ = m.send(());
+        }
+    }
+}
+
+type Wait = futures_util::future::BoxFuture<'static, ()>;
+
+/// One future per (socket, event) of `items` that completes when it is ready: a receive that
+/// completes leaves its message in the socket's stash; a sink ready for a message has room.
+fn readiness(py: Python<'_>, items: &[(Py<RawSocket>, i32)]) -> PyResult<(Vec<Wait>, Handle)> {
+    let mut waits = Vec::new();
+    let mut handle = None;
+    for (s, m) in items {
+        let raw = s.borrow(py);
+        let sock = raw.sock()?;
+        handle.get_or_insert_with(|| raw.handle.clone());
+        if m & 1 != 0 {
+            let rx = raw.rx.clone();
+            let so = sock.clone();
+            waits.push(async move { rx.readable(&so).await }.boxed());
+        }
+        if m & 2 != 0 && raw.may_send() {
+            let mut sink = sock.sink();
+            waits.push(
+                async move {
+                    let _ = futures_util::future::poll_fn(|cx| sink.poll_ready_unpin(cx)).await;
+                }
+                .boxed(),
+            );
+        }
+    }
+    let handle = handle.ok_or_else(|| zerr(EINVAL, "nothing to wait for"))?;
+    if waits.is_empty() {
+        // Nothing can become ready by itself (a REQ waiting for its reply polled for POLLOUT
+        // only): wait for the timeout.
+        waits.push(futures_util::future::pending().boxed());
+    }
+    Ok((waits, handle))
+}
+
+/// A readiness wait started by [`watch`].
+#[pyclass(module = "omq._omq")]
+struct Watch(Mutex<Option<tokio::task::JoinHandle<()>>>);
+
+#[pymethods]
+impl Watch {
+    fn cancel(&self) {
+        if let Some(h) = lock(&self.0).take() {
+            h.abort();
+        }
+    }
+}
+
+/// Calls `callback()` (on the runtime thread, with the GIL) once one of `items` is ready, for
+/// asyncio: the callback hands over to the event loop with `call_soon_threadsafe`.
+#[pyfunction]
+fn watch(py: Python<'_>, items: Vec<(Py<RawSocket>, i32)>, callback: PyObject) -> PyResult<Watch> {
+    let (waits, handle) = readiness(py, &items)?;
+    let h = handle.spawn(async move {
+        if !waits.is_empty() {
+            select_all(waits).await;
+        }
+        Python::with_gil(|py| {
+            if let Err(e) = callback.call0(py) {
+                e.write_unraisable_bound(py, None);
+            }
+        });
+    });
+    Ok(Watch(Mutex::new(Some(h))))
+}
+
+/// Waits until one of `items` ((socket, mask) pairs) is ready, at most `timeout_ms`
+/// (negative: forever). Returns the ready events, one int per item.
+#[pyfunction]
+fn poll(py: Python<'_>, items: Vec<(Py<RawSocket>, i32)>, timeout_ms: i64) -> PyResult<Vec<i32>> {
+    let ready = |py: Python<'_>| -> PyResult<Vec<i32>> {
+        items
+            .iter()
+            .map(|(s, m)| {
+                let s = s.borrow(py);
+                if s.closed() {
+                    return Err(zerr(ENOTSOCK, "Socket operation on non-socket"));
+                }
+                s.poll_now(*m)
+            })
+            .collect()
+    };
+    let deadline =
+        (timeout_ms >= 0).then(|| Instant::now() + Duration::from_millis(timeout_ms as u64));
+    loop {
+        let r = ready(py)?;
+        if r.iter().any(|&e| e != 0) {
+            return Ok(r);
+        }
+        let left = match deadline {
+            Some(d) => {
+                let now = Instant::now();
+                if now >= d {
+                    return Ok(r);
+                }
+                Some(d - now)
+            }
+            None => None,
+        };
+        if items.is_empty() {
+            let slice = left.unwrap_or(SLICE).min(SLICE);
+            py.allow_threads(|| std::thread::sleep(slice));
+            py.check_signals()?;
+            continue;
+        }
+        let (mut waits, handle) = readiness(py, &items)?;
+        let slice = left.unwrap_or(SLICE).min(SLICE);
+        let r = wait(py, &handle, Some(slice), || {
+            let w = std::mem::take(&mut waits);
+            async move {
+                if !w.is_empty() {
+                    select_all(w).await;
+                }
+            }
+        })?;
+        let _ = r;
+        py.check_signals()?;
+    }
+}
+
+/// libzmq's `zmq_proxy`: forwards between two sockets until one fails (or Ctrl-C).
+#[pyfunction]
+#[pyo3(signature = (frontend, backend, capture = None))]
+fn proxy(
+    py: Python<'_>,
+    frontend: &RawSocket,
+    backend: &RawSocket,
+    capture: Option<&RawSocket>,
+) -> PyResult<()> {
+    let f = frontend.sock()?;
+    let b = backend.sock()?;
+    let c = capture.map(|c| c.sock()).transpose()?;
+    let run = {
+        let _g = frontend.handle.enter();
+        frontend
+            .handle
+            .spawn(async move { omq_tokio::proxy(&f, &b, c.as_ref()).await })
+    };
+    let run = Arc::new(Mutex::new(run));
+    let r = wait(py, &frontend.handle, None, || {
+        let run = run.clone();
+        futures_util::future::poll_fn(move |cx| lock(&run).poll_unpin(cx))
+    });
+    match r {
+        Ok(Some(Ok(Ok(())))) | Ok(None) => Ok(()),
+        Ok(Some(Ok(Err(e)))) => Err(to_py(e)),
+        Ok(Some(Err(_))) => Err(zerr(ETERM, "proxy stopped")),
+        Err(e) => {
+            lock(&run).abort();
+            Err(e)
+        }
+    }
+}
+
+/// A new CURVE key pair as (public, secret), Z85 bytes.
+#[pyfunction]
+fn curve_keypair<'py>(py: Python<'py>) -> (Bound<'py, PyBytes>, Bound<'py, PyBytes>) {
+    let pair = omq_tokio::generate_keypair(&mut omq_tokio::OsRng);
+    (
+        PyBytes::new_bound(py, pair.public().to_z85().as_bytes()),
+        PyBytes::new_bound(py, pair.secret().to_z85().as_bytes()),
+    )
+}
+
+/// The public key (Z85) of a secret key (Z85 or 32 bytes).
+#[pyfunction]
+fn curve_public<'py>(py: Python<'py>, secret: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+    let s = CurveSecretKey::from_bytes(key_of(secret)?);
+    Ok(PyBytes::new_bound(py, s.public_key().to_z85().as_bytes()))
+}
+
+#[pyfunction]
+fn z85_encode<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+    let p = part_of(data)?;
+    let s = omq_core::z85::encode(p.as_slice()).map_err(|e| zerr(EINVAL, e.to_string()))?;
+    Ok(PyBytes::new_bound(py, s.as_bytes()))
+}
+
+#[pyfunction]
+fn z85_decode<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+    let p = if let Ok(s) = data.extract::<String>() {
+        Part::from(s)
+    } else {
+        part_of(data)?
+    };
+    let v = omq_core::z85::decode(p.as_slice()).map_err(|e| zerr(EINVAL, e.to_string()))?;
+    Ok(PyBytes::new_bound(py, &v))
+}
+
+#[pymodule]
+fn _omq(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Runtime>()?;
+    m.add_class::<RawSocket>()?;
+    m.add_function(wrap_pyfunction!(poll, m)?)?;
+    m.add_function(wrap_pyfunction!(proxy, m)?)?;
+    m.add_function(wrap_pyfunction!(watch, m)?)?;
+    m.add_class::<Watch>()?;
+    m.add_function(wrap_pyfunction!(curve_keypair, m)?)?;
+    m.add_function(wrap_pyfunction!(curve_public, m)?)?;
+    m.add_function(wrap_pyfunction!(z85_encode, m)?)?;
+    m.add_function(wrap_pyfunction!(z85_decode, m)?)?;
+    Ok(())
+}

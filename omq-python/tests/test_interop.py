@@ -1,0 +1,153 @@
+"""omq against pyzmq (libzmq) both ways, in one process: every standard pair, and CURVE."""
+
+import time
+
+import pytest
+import zmq as pyzmq
+
+import omq
+
+PAIRS = [
+    ("REQ", "REP"),
+    ("PUSH", "PULL"),
+    ("PUB", "SUB"),
+    ("DEALER", "ROUTER"),
+    ("PAIR", "PAIR"),
+    ("XPUB", "XSUB"),
+    ("DEALER", "REP"),
+    ("REQ", "ROUTER"),
+    ("DEALER", "DEALER"),
+]
+
+
+@pytest.fixture
+def ctxs():
+    o = omq.Context()
+    z = pyzmq.Context()
+    yield {"omq": o, "pyzmq": z}
+    o.destroy(linger=0)
+    z.destroy(linger=0)
+
+
+def make(ctxs, lib, kind):
+    mod = omq if lib == "omq" else pyzmq
+    s = ctxs[lib].socket(getattr(mod, kind))
+    s.linger = 0
+    s.rcvtimeo = 5000
+    s.sndtimeo = 5000
+    return s
+
+
+def exchange(a, akind, b, bkind):
+    """`a` sends to `b` and, where the pattern allows, back."""
+    if akind in ("PUB", "XPUB"):
+        if bkind == "SUB":
+            b.setsockopt(pyzmq.SUBSCRIBE, b"")
+        else:
+            # libzmq's XSUB does not resend a subscription sent before it had a peer (pyzmq
+            # against pyzmq behaves the same): send it until the XPUB sees it.
+            a.rcvtimeo = 50
+            deadline = time.monotonic() + 5
+            while True:
+                b.send(b"\x01")
+                try:
+                    assert a.recv() == b"\x01"
+                    break
+                except (omq.Again, pyzmq.Again):
+                    assert time.monotonic() < deadline, "subscription never arrived"
+        b.rcvtimeo = 50
+        deadline = time.monotonic() + 5
+        while True:
+            a.send_multipart([b"topic", b"data"])
+            try:
+                assert b.recv_multipart() == [b"topic", b"data"]
+                break
+            except (omq.Again, pyzmq.Again):
+                assert time.monotonic() < deadline, "subscription never arrived"
+        return
+    envelope = [b""] if (akind, bkind) == ("DEALER", "REP") else []
+    a.send_multipart(envelope + [b"hello", b"world"])
+    got = b.recv_multipart()
+    if bkind == "ROUTER":
+        ident, rest = got[0], got[1:]
+        assert rest[-2:] == [b"hello", b"world"]
+        b.send_multipart([ident] + rest[:-2] + [b"back"])
+    else:
+        assert got == [b"hello", b"world"]
+        if bkind in ("REP", "PAIR", "DEALER"):
+            b.send(b"back")
+        else:
+            return
+    assert a.recv_multipart() == envelope + [b"back"]
+    if akind in ("DEALER", "PAIR") and bkind != "REP":
+        # A second round trip, started from the other side where the pattern allows.
+        a.send(b"again")
+        got = b.recv_multipart()
+        assert got[-1] == b"again"
+
+
+@pytest.mark.parametrize("akind,bkind", PAIRS)
+@pytest.mark.parametrize("alib,blib", [("omq", "pyzmq"), ("pyzmq", "omq")])
+@pytest.mark.parametrize("binder", ["a", "b"])
+def test_pair(ctxs, akind, bkind, alib, blib, binder):
+    a = make(ctxs, alib, akind)
+    b = make(ctxs, blib, bkind)
+    server, client = (a, b) if binder == "a" else (b, a)
+    port = server.bind_to_random_port("tcp://127.0.0.1")
+    client.connect("tcp://127.0.0.1:%d" % port)
+    exchange(a, akind, b, bkind)
+
+
+@pytest.mark.parametrize("server_lib,client_lib", [("omq", "pyzmq"), ("pyzmq", "omq")])
+def test_curve(ctxs, server_lib, client_lib):
+    if not pyzmq.has("curve"):
+        pytest.fail("pyzmq's libzmq has no CURVE")
+    spub, ssec = omq.curve_keypair()
+    cpub, csec = pyzmq.curve_keypair()
+    server = make(ctxs, server_lib, "REP")
+    server.curve_server = True
+    server.curve_secretkey = ssec
+    server.curve_publickey = spub
+    port = server.bind_to_random_port("tcp://127.0.0.1")
+    client = make(ctxs, client_lib, "REQ")
+    client.curve_serverkey = spub
+    client.curve_publickey = cpub
+    client.curve_secretkey = csec
+    client.connect("tcp://127.0.0.1:%d" % port)
+    client.send(b"encrypted hello")
+    assert server.recv() == b"encrypted hello"
+    server.send(b"encrypted reply")
+    assert client.recv() == b"encrypted reply"
+
+
+@pytest.mark.parametrize("server_lib,client_lib", [("omq", "pyzmq"), ("pyzmq", "omq")])
+def test_curve_wrong_key_is_refused(ctxs, server_lib, client_lib):
+    spub, ssec = pyzmq.curve_keypair()
+    other, _ = pyzmq.curve_keypair()
+    cpub, csec = omq.curve_keypair()
+    server = make(ctxs, server_lib, "PULL")
+    server.curve_server = True
+    server.curve_secretkey = ssec
+    server.curve_publickey = spub
+    port = server.bind_to_random_port("tcp://127.0.0.1")
+    client = make(ctxs, client_lib, "PUSH")
+    client.curve_serverkey = other
+    client.curve_publickey = cpub
+    client.curve_secretkey = csec
+    client.connect("tcp://127.0.0.1:%d" % port)
+    client.send(b"nope", pyzmq.NOBLOCK)
+    server.rcvtimeo = 300
+    with pytest.raises((omq.Again, pyzmq.Again)):
+        server.recv()
+
+
+def test_monitor_events_match_pyzmq(ctxs):
+    """The monitor's two-frame format parses with pyzmq's own parser."""
+    from zmq.utils.monitor import parse_monitor_message
+
+    s = make(ctxs, "omq", "PULL")
+    mon = s.get_monitor_socket()
+    port = s.bind_to_random_port("tcp://127.0.0.1")
+    ev = parse_monitor_message(mon.recv_multipart())
+    assert ev["event"] == pyzmq.EVENT_LISTENING
+    assert ev["endpoint"] == b"tcp://127.0.0.1:%d" % port
