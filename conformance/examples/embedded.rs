@@ -53,8 +53,9 @@ fn tcp_addr(ep: &Endpoint) -> io::Result<std::net::SocketAddr> {
     match ep {
         Endpoint::Tcp { host, port, .. } => {
             let host = match host {
-                Host::Any => "0.0.0.0",
-                Host::Name(h) => h.as_str(),
+                Host::Any => "0.0.0.0".to_string(),
+                Host::Ip(ip) => ip.to_string(),
+                Host::Name(h) => h.clone(),
             };
             (host, *port)
                 .to_socket_addrs()?

@@ -25,7 +25,7 @@
 
 use std::future::Future;
 use std::io;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
@@ -168,9 +168,7 @@ async fn off_thread_for_names<T: Send + 'static>(
     f: impl FnOnce() -> io::Result<T> + Send + 'static,
 ) -> io::Result<T> {
     match host {
-        Host::Name(name) if name.parse::<IpAddr>().is_err() => {
-            compio::runtime::spawn_blocking(f).await?
-        }
+        Host::Name(_) => compio::runtime::spawn_blocking(f).await?,
         _ => f(),
     }
 }

@@ -33,12 +33,15 @@ pub enum EndpointError {
     },
 }
 
-/// A TCP host: a name, an IPv4/IPv6 literal, or `*` (any interface, for bind).
+/// A tcp or udp host: `*` (any interface, for bind), an address, or a name to resolve. The
+/// endpoint parser tells an address from a name once, so a backend never guesses again.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Host {
     /// `*`: every interface.
     Any,
-    /// A literal address or a name to resolve.
+    /// An IPv4 or IPv6 address (IPv6 written in brackets in the endpoint).
+    Ip(std::net::IpAddr),
+    /// A name to resolve.
     Name(String),
 }
 
@@ -177,14 +180,16 @@ fn host_port(address: &str) -> Result<(Host, u16), &'static str> {
         let Some(inner) = inner.strip_suffix(']') else {
             return Err("unclosed [ in IPv6 address");
         };
-        if inner.parse::<std::net::Ipv6Addr>().is_err() {
-            return Err("invalid IPv6 address");
+        match inner.parse::<std::net::Ipv6Addr>() {
+            Ok(ip) => Host::Ip(ip.into()),
+            Err(_) => return Err("invalid IPv6 address"),
         }
-        Host::Name(inner.into())
     } else if host.is_empty() {
         return Err("empty host");
     } else if host.contains(':') {
         return Err("IPv6 addresses must be in brackets");
+    } else if let Ok(ip) = host.parse::<std::net::Ipv4Addr>() {
+        Host::Ip(ip.into())
     } else {
         Host::Name(host.into())
     };
@@ -202,7 +207,9 @@ impl fmt::Display for Endpoint {
                 let scheme = compression.map_or("tcp", Compression::scheme);
                 match host {
                     Host::Any => write!(f, "{scheme}://*:{port}"),
-                    Host::Name(h) if h.contains(':') => write!(f, "{scheme}://[{h}]:{port}"),
+                    Host::Ip(ip) => {
+                        write!(f, "{scheme}://{}", std::net::SocketAddr::new(*ip, *port))
+                    }
                     Host::Name(h) => write!(f, "{scheme}://{h}:{port}"),
                 }
             }
@@ -210,7 +217,7 @@ impl fmt::Display for Endpoint {
             Endpoint::Inproc(n) => write!(f, "inproc://{n}"),
             Endpoint::Udp { host, port } => match host {
                 Host::Any => write!(f, "udp://*:{port}"),
-                Host::Name(h) if h.contains(':') => write!(f, "udp://[{h}]:{port}"),
+                Host::Ip(ip) => write!(f, "udp://{}", std::net::SocketAddr::new(*ip, *port)),
                 Host::Name(h) => write!(f, "udp://{h}:{port}"),
             },
         }
@@ -295,6 +302,22 @@ mod tests {
             "norm://x:1".parse::<Endpoint>(),
             Err(EndpointError::UnsupportedTransport(_))
         ));
+    }
+
+    #[test]
+    fn an_address_is_told_from_a_name_once() {
+        let host = |s: &str| match s.parse::<Endpoint>().unwrap() {
+            Endpoint::Tcp { host, .. } | Endpoint::Udp { host, .. } => host,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(host("tcp://10.1.2.3:1"), Host::Ip([10, 1, 2, 3].into()));
+        assert_eq!(
+            host("udp://[::1]:1"),
+            Host::Ip(std::net::Ipv6Addr::LOCALHOST.into())
+        );
+        assert_eq!(host("tcp://localhost:1"), Host::Name("localhost".into()));
+        assert_eq!(host("tcp://10.1.2:1"), Host::Name("10.1.2".into()));
+        assert_eq!(host("tcp://*:1"), Host::Any);
     }
 
     #[test]

@@ -23,10 +23,8 @@ pub fn resolve(host: &Host, port: u16, ipv6: bool) -> io::Result<Vec<SocketAddr>
     match host {
         Host::Any if ipv6 => Ok(vec![SocketAddr::from(([0u16; 8], port))]),
         Host::Any => Ok(vec![SocketAddr::from(([0, 0, 0, 0], port))]),
+        Host::Ip(ip) => Ok(vec![SocketAddr::new(*ip, port)]),
         Host::Name(name) => {
-            if let Ok(ip) = name.parse::<std::net::IpAddr>() {
-                return Ok(vec![SocketAddr::new(ip, port)]);
-            }
             let addrs: Vec<SocketAddr> = (name.as_str(), port)
                 .to_socket_addrs()?
                 .filter(|a| ipv6 || a.is_ipv4())

@@ -42,7 +42,7 @@
 use std::cell::RefCell;
 use std::future::{poll_fn, Future};
 use std::io::{self, IoSlice};
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll};
@@ -298,9 +298,7 @@ async fn off_thread_for_names<T: Send + 'static>(
     f: impl FnOnce() -> io::Result<T> + Send + 'static,
 ) -> io::Result<T> {
     match host {
-        Host::Name(name) if name.parse::<IpAddr>().is_err() => {
-            glommio::executor().spawn_blocking(f).await
-        }
+        Host::Name(_) => glommio::executor().spawn_blocking(f).await,
         _ => f(),
     }
 }

@@ -33,7 +33,7 @@
 
 use std::future::Future;
 use std::io;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
@@ -237,7 +237,7 @@ async fn off_thread_for_names<T: Send + 'static>(
     f: impl FnOnce() -> io::Result<T> + Send + 'static,
 ) -> io::Result<T> {
     match host {
-        Host::Name(name) if name.parse::<IpAddr>().is_err() => {
+        Host::Name(_) => {
             let (tx, rx) = futures_channel::oneshot::channel();
             std::thread::Builder::new()
                 .name("omq-resolve".into())

@@ -149,12 +149,10 @@ async fn connect_tcp(
     t: &TransportOptions,
 ) -> io::Result<(Reader, Writer)> {
     let addrs = match host {
-        omq_core::endpoint::Host::Name(name) if name.parse::<std::net::IpAddr>().is_err() => {
-            tokio::net::lookup_host((name.as_str(), port))
-                .await?
-                .filter(|a| t.ipv6 || a.is_ipv4())
-                .collect()
-        }
+        omq_core::endpoint::Host::Name(name) => tokio::net::lookup_host((name.as_str(), port))
+            .await?
+            .filter(|a| t.ipv6 || a.is_ipv4())
+            .collect(),
         other => net::resolve(other, port, t.ipv6)?,
     };
     net::connect_any(addrs, |addr| async move {
