@@ -35,8 +35,13 @@ pub const SIZES: [usize; 3] = [64, 1024, 16 * 1024];
 extern "C" {
     fn sodium_init() -> i32;
     fn crypto_box_beforenm(k: *mut u8, pk: *const u8, sk: *const u8) -> i32;
-    fn crypto_box_easy_afternm(c: *mut u8, m: *const u8, mlen: u64, n: *const u8, k: *const u8)
-        -> i32;
+    fn crypto_box_easy_afternm(
+        c: *mut u8,
+        m: *const u8,
+        mlen: u64,
+        n: *const u8,
+        k: *const u8,
+    ) -> i32;
     fn crypto_box_open_easy_afternm(
         m: *mut u8,
         c: *const u8,

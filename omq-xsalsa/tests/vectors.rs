@@ -22,7 +22,9 @@ fn arr<const N: usize>(v: &[u8]) -> [u8; N] {
 /// NaCl's tests/secretbox.c and secretbox.out.
 #[test]
 fn nacl_secretbox_vector() {
-    let key = arr::<32>(&hex("1b27556473e985d462cd51197a9a46c76009549eac6474f206c4ee0844f68389"));
+    let key = arr::<32>(&hex(
+        "1b27556473e985d462cd51197a9a46c76009549eac6474f206c4ee0844f68389",
+    ));
     let nonce = arr::<24>(&hex("69696ee955b62b73cd62bda875fc73d68219e0036b7a0b37"));
     let plain = hex(
         "be075fc53c81f2d5cf141316ebeb0c7b5228c52a4c62cbd44b66849b64244ffce5ecbaaf33bd751a
@@ -48,7 +50,9 @@ fn nacl_secretbox_vector() {
 /// NaCl's crypto_box_beforenm of tests/box.c's keys: HSalsa20 of the X25519 secret.
 #[test]
 fn nacl_beforenm_vector() {
-    let shared = arr::<32>(&hex("4a5d9d5ba4ce2de1728e3bf480350f25e07e21c947d19e3376f09b3c1e161742"));
+    let shared = arr::<32>(&hex(
+        "4a5d9d5ba4ce2de1728e3bf480350f25e07e21c947d19e3376f09b3c1e161742",
+    ));
     let k = hsalsa20(&shared, &[0; 16]);
     assert_eq!(
         k.to_vec(),
@@ -71,14 +75,20 @@ fn rfc8439_poly1305_vectors() {
     // A.3 #5: h reaches p exactly... (r = 2, s = 0, message all ff): tag 03 00..
     let mut k = [0u8; 32];
     k[0] = 2;
-    assert_eq!(poly1305(&k, &[0xff; 16]).to_vec(), hex("03000000000000000000000000000000"));
+    assert_eq!(
+        poly1305(&k, &[0xff; 16]).to_vec(),
+        hex("03000000000000000000000000000000")
+    );
     // A.3 #6: r = 2, s = ff.., message 02 00..: tag 03 00..
     let mut k = [0u8; 32];
     k[0] = 2;
     k[16..].fill(0xff);
     let mut m = [0u8; 16];
     m[0] = 2;
-    assert_eq!(poly1305(&k, &m).to_vec(), hex("03000000000000000000000000000000"));
+    assert_eq!(
+        poly1305(&k, &m).to_vec(),
+        hex("03000000000000000000000000000000")
+    );
     // A.3 #7: r = 1, message ff..ff f0ff.. 11 00..: tag 05 00..
     let mut k = [0u8; 32];
     k[0] = 1;
@@ -86,7 +96,10 @@ fn rfc8439_poly1305_vectors() {
         "ffffffffffffffffffffffffffffffff f0ffffffffffffffffffffffffffffff
          11000000000000000000000000000000",
     );
-    assert_eq!(poly1305(&k, &m).to_vec(), hex("05000000000000000000000000000000"));
+    assert_eq!(
+        poly1305(&k, &m).to_vec(),
+        hex("05000000000000000000000000000000")
+    );
     // A.3 #8: tag 00..
     let m = hex(
         "ffffffffffffffffffffffffffffffff fbfefefefefefefefefefefefefefefe
@@ -99,7 +112,10 @@ fn rfc8439_poly1305_vectors() {
         "e33594d7505e43b900000000000000003394d7505e4379cd01000000000000000000000000000000
          0000000000000000",
     );
-    assert_eq!(poly1305(&k, &m).to_vec(), hex("13000000000000000000000000000000"));
+    assert_eq!(
+        poly1305(&k, &m).to_vec(),
+        hex("13000000000000000000000000000000")
+    );
 }
 
 #[test]
@@ -174,7 +190,9 @@ fn hsalsa20_matches_crypto_box_key_derivation() {
     let nonce = [7u8; 24];
     let mut a = vec![1u8; 100];
     let mut b = a.clone();
-    let t1 = theirs.encrypt_in_place_detached((&nonce).into(), b"", &mut a).unwrap();
+    let t1 = theirs
+        .encrypt_in_place_detached((&nonce).into(), b"", &mut a)
+        .unwrap();
     let t2 = ours.seal_in_place(&nonce, &mut b);
     assert_eq!((t1.as_slice(), a), (&t2[..], b));
 }
