@@ -4,6 +4,9 @@
 //! operation on all lanes, a loop the compiler turns into vector instructions (N = 8: AVX2,
 //! N = 4: SSE2 or NEON). Blocks differ only in their counter words.
 
+// The lane loops index several rows with one lane number; that is the point of them.
+#![allow(clippy::needless_range_loop)]
+
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
 /// "expand 32-byte k", as the four diagonal words.
