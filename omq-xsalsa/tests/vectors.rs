@@ -135,6 +135,24 @@ fn poly1305_matches_rustcrypto() {
     }
 }
 
+/// The largest limbs the four-lane code can meet: r and s all ones (r clamped), messages of all
+/// ones, at every length the four-lane code takes.
+#[test]
+fn poly1305_extremes_match_rustcrypto() {
+    use poly1305::universal_hash::KeyInit as _;
+    let msg = vec![0xffu8; 4200];
+    for key in [[0xffu8; 32], [0u8; 32], {
+        let mut k = [0xffu8; 32];
+        k[16..].fill(0);
+        k
+    }] {
+        for len in (240..4200).step_by(7) {
+            let theirs = poly1305::Poly1305::new((&key).into()).compute_unpadded(&msg[..len]);
+            assert_eq!(poly1305(&key, &msg[..len]), theirs.as_slice(), "len {len}");
+        }
+    }
+}
+
 /// Every length up to past two 8-block strides (and some long ones): the same ciphertext and
 /// tag as RustCrypto, and every box opens; a flipped bit anywhere does not.
 #[test]
