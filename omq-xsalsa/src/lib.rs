@@ -61,7 +61,7 @@ impl SecretBox {
     /// Encrypts `data` in place under `nonce` and returns the tag (NaCl's layout puts the tag
     /// before the ciphertext).
     pub fn seal_in_place(&self, nonce: &[u8; 24], data: &mut [u8]) -> [u8; TAG_LEN] {
-        let (stream, mut poly_key) = self.stream(nonce);
+        let (stream, mut poly_key) = self.stream(nonce, data.len());
         stream.xor(data);
         let tag = poly1305(&poly_key, data);
         poly_key.zeroize();
@@ -72,7 +72,7 @@ impl SecretBox {
     /// with this key and nonce, or altered) `data` is left as it was.
     #[must_use]
     pub fn open_in_place(&self, nonce: &[u8; 24], data: &mut [u8], tag: &[u8]) -> bool {
-        let (stream, mut poly_key) = self.stream(nonce);
+        let (stream, mut poly_key) = self.stream(nonce, data.len());
         let expected = poly1305(&poly_key, data);
         poly_key.zeroize();
         if tag.len() != TAG_LEN || !bool::from(expected.ct_eq(tag)) {
@@ -84,12 +84,12 @@ impl SecretBox {
 
     /// The XSalsa20 stream for `nonce`, and the Poly1305 key (the first 32 bytes of its
     /// keystream); the stream goes on from byte 32.
-    fn stream(&self, nonce: &[u8; 24]) -> (salsa::Stream, [u8; 32]) {
+    fn stream(&self, nonce: &[u8; 24], len: usize) -> (salsa::Stream, [u8; 32]) {
         let mut n16 = [0u8; 16];
         n16.copy_from_slice(&nonce[..16]);
         let sub = salsa::hsalsa20_words(&self.key, &n16);
         let mut n8 = [0u8; 8];
         n8.copy_from_slice(&nonce[16..]);
-        salsa::Stream::new(sub, n8)
+        salsa::Stream::new(sub, n8, len)
     }
 }

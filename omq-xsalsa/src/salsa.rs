@@ -239,6 +239,8 @@ fn xor_one(input: &[u32; 16], ctr: u64, data: &mut [u8]) {
 mod avx2 {
     //! Eight blocks in the eight 32-bit lanes of AVX2 registers, written with intrinsics: the
     //! compiler's own vectorisation of the lane loops spills and shuffles more.
+    use zeroize::Zeroize;
+
     use core::arch::x86_64::{
         __m256i, _mm256_add_epi32, _mm256_loadu_si256, _mm256_or_si256, _mm256_permute2x128_si256,
         _mm256_set1_epi32, _mm256_setr_epi32, _mm256_slli_epi32, _mm256_srli_epi32,
@@ -339,6 +341,89 @@ mod avx2 {
         }
     }
 
+    /// Keystream blocks `ctr` and `ctr + 1`, one in each 128-bit half, in the diagonal layout
+    /// of the SSE2 one-block code: two blocks for the instructions of one.
+    #[target_feature(enable = "avx2")]
+    pub(super) fn two_blocks(input: &[u32; 16], ctr: u64) -> [[u32; 16]; 2] {
+        use core::arch::x86_64::{_mm256_extract_epi32, _mm256_shuffle_epi32};
+        let mut x = [*input, *input];
+        for (b, st) in x.iter_mut().enumerate() {
+            let c = ctr.wrapping_add(b as u64);
+            st[8] = c as u32;
+            st[9] = (c >> 32) as u32;
+        }
+        let w = |b: usize, i: usize| x[b][i] as i32;
+        let v = |i: [usize; 4]| {
+            _mm256_setr_epi32(
+                w(0, i[0]),
+                w(0, i[1]),
+                w(0, i[2]),
+                w(0, i[3]),
+                w(1, i[0]),
+                w(1, i[1]),
+                w(1, i[2]),
+                w(1, i[3]),
+            )
+        };
+        let mut a = v([0, 5, 10, 15]);
+        let mut b = v([4, 9, 14, 3]);
+        let mut c = v([8, 13, 2, 7]);
+        let mut d = v([12, 1, 6, 11]);
+        macro_rules! st {
+            ($t:ident, $p:ident, $q:ident, $r:literal) => {{
+                let s = _mm256_add_epi32($p, $q);
+                $t = _mm256_xor_si256(
+                    $t,
+                    _mm256_or_si256(
+                        _mm256_slli_epi32::<$r>(s),
+                        _mm256_srli_epi32::<{ 32 - $r }>(s),
+                    ),
+                );
+            }};
+        }
+        for _ in 0..10 {
+            st!(b, a, d, 7);
+            st!(c, b, a, 9);
+            st!(d, c, b, 13);
+            st!(a, d, c, 18);
+            let mut rb = _mm256_shuffle_epi32::<0x39>(d);
+            let mut rc = _mm256_shuffle_epi32::<0x4e>(c);
+            let mut rd = _mm256_shuffle_epi32::<0x93>(b);
+            st!(rb, a, rd, 7);
+            st!(rc, rb, a, 9);
+            st!(rd, rc, rb, 13);
+            st!(a, rd, rc, 18);
+            d = _mm256_shuffle_epi32::<0x93>(rb);
+            c = _mm256_shuffle_epi32::<0x4e>(rc);
+            b = _mm256_shuffle_epi32::<0x39>(rd);
+        }
+        let mut out = [[0u32; 16]; 2];
+        macro_rules! put {
+            ($v:ident, $i:expr) => {
+                let i: [usize; 4] = $i;
+                out[0][i[0]] = _mm256_extract_epi32::<0>($v) as u32;
+                out[0][i[1]] = _mm256_extract_epi32::<1>($v) as u32;
+                out[0][i[2]] = _mm256_extract_epi32::<2>($v) as u32;
+                out[0][i[3]] = _mm256_extract_epi32::<3>($v) as u32;
+                out[1][i[0]] = _mm256_extract_epi32::<4>($v) as u32;
+                out[1][i[1]] = _mm256_extract_epi32::<5>($v) as u32;
+                out[1][i[2]] = _mm256_extract_epi32::<6>($v) as u32;
+                out[1][i[3]] = _mm256_extract_epi32::<7>($v) as u32;
+            };
+        }
+        put!(a, [0, 5, 10, 15]);
+        put!(b, [4, 9, 14, 3]);
+        put!(c, [8, 13, 2, 7]);
+        put!(d, [12, 1, 6, 11]);
+        for (o, i) in out.iter_mut().zip(&x) {
+            for (ow, iw) in o.iter_mut().zip(i) {
+                *ow = ow.wrapping_add(*iw);
+            }
+        }
+        x.zeroize();
+        out
+    }
+
     /// XORs `data` with the keystream from block `ctr` on, eight blocks at a time.
     #[target_feature(enable = "avx2")]
     pub(super) fn xor(input: &[u32; 16], mut ctr: u64, data: &mut [u8]) {
@@ -408,11 +493,14 @@ pub(crate) struct Stream {
     input: [u32; 16],
     /// Bytes 32..64 of block 0.
     first: [u8; 32],
+    /// Block 1, when it was made with block 0 (a box of at most 96 bytes, on AVX2).
+    second: Option<[u8; 64]>,
 }
 
 impl Stream {
     /// The stream of subkey `key` and the last 8 nonce bytes; and the Poly1305 key.
-    pub(crate) fn new(mut key: [u32; 8], n8: [u8; 8]) -> (Stream, [u8; 32]) {
+    /// `len` is the length of the data the stream will cover.
+    pub(crate) fn new(mut key: [u32; 8], n8: [u8; 8], len: usize) -> (Stream, [u8; 32]) {
         let n = [
             u32::from_le_bytes(n8[..4].try_into().expect("4 bytes")),
             u32::from_le_bytes(n8[4..].try_into().expect("4 bytes")),
@@ -421,7 +509,27 @@ impl Stream {
         ];
         let input = input(&key, n);
         key.zeroize();
-        let mut b0 = block(&input, 0);
+        let mut second = None;
+        #[cfg(target_arch = "x86_64")]
+        let mut b0 = if len > 32 && len <= 96 && std::is_x86_feature_detected!("avx2") {
+            #[allow(unsafe_code)]
+            // SAFETY: `avx2::two_blocks` only needs AVX2, which was just detected.
+            let [b0, mut b1] = unsafe { avx2::two_blocks(&input, 0) };
+            let mut t = [0u8; 64];
+            for (b, w) in t.chunks_exact_mut(4).zip(b1) {
+                b.copy_from_slice(&w.to_le_bytes());
+            }
+            b1.zeroize();
+            second = Some(t);
+            b0
+        } else {
+            block(&input, 0)
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let mut b0 = {
+            let _ = len;
+            block(&input, 0)
+        };
         let mut poly_key = [0u8; 32];
         let mut first = [0u8; 32];
         for w in 0..8 {
@@ -429,7 +537,14 @@ impl Stream {
             first[w * 4..w * 4 + 4].copy_from_slice(&b0[w + 8].to_le_bytes());
         }
         b0.zeroize();
-        (Stream { input, first }, poly_key)
+        (
+            Stream {
+                input,
+                first,
+                second,
+            },
+            poly_key,
+        )
     }
 
     /// XORs `data` with the stream.
@@ -438,8 +553,14 @@ impl Stream {
         for (d, k) in data[..head].iter_mut().zip(&self.first) {
             *d ^= k;
         }
-        if data.len() > 32 {
-            xor_blocks(&self.input, 1, &mut data[32..]);
+        match &self.second {
+            Some(t) if data.len() <= 96 => {
+                for (d, k) in data.iter_mut().skip(32).zip(t) {
+                    *d ^= k;
+                }
+            }
+            _ if data.len() > 32 => xor_blocks(&self.input, 1, &mut data[32..]),
+            _ => {}
         }
     }
 }
@@ -456,6 +577,24 @@ mod tests {
             let input = input(&[ctr as u32 ^ 0x5555_0101; 8], [3, 1, 4, 1]);
             let lanes = blocks::<1>(&input, ctr);
             assert_eq!(block(&input, ctr), lanes.map(|w| w[0]));
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn two_blocks_match_one_at_a_time() {
+        if !std::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        for ctr in [0u64, 1, u32::MAX as u64, u64::MAX] {
+            let input = input(&[ctr as u32 ^ 0x0a0b_0c0d; 8], [2, 7, 1, 8]);
+            #[allow(unsafe_code)]
+            // SAFETY: AVX2 was just detected.
+            let two = unsafe { avx2::two_blocks(&input, ctr) };
+            assert_eq!(
+                two,
+                [block(&input, ctr), block(&input, ctr.wrapping_add(1))]
+            );
         }
     }
 
