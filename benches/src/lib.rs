@@ -6,6 +6,7 @@ pub mod child;
 pub mod common;
 pub mod compression;
 pub mod cost;
+pub mod curve_crypto;
 pub mod libzmq;
 pub mod omq;
 pub mod plan;

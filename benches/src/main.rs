@@ -30,6 +30,7 @@ usage: omq-bench [--quick] [--out DIR] [--repeats N]
                  [--sizes 64,1024] [--scale F] [--no-allocs] [--no-callgrind]
        omq-bench cell impl=I transport=T pattern=P size=S count=N warmup=W subs=K
        omq-bench compression [COUNT]   # lz4+tcp/zstd+tcp ratio and CPU on 2 KiB JSON
+       omq-bench curve-crypto [COUNT] [omq|libsodium SIZE]  # CURVE seal+open, no sockets
        omq-bench json [COUNT]          # those records, one per line";
 
 fn main() {
@@ -48,6 +49,12 @@ fn main() {
     if args.first().map(String::as_str) == Some("compression") {
         let count = args.get(1).and_then(|n| n.parse().ok()).unwrap_or(20_000);
         benches::compression::run(count);
+        return;
+    }
+    if args.first().map(String::as_str) == Some("curve-crypto") {
+        let count = args.get(1).and_then(|n| n.parse().ok()).unwrap_or(200_000);
+        let size = args.get(3).and_then(|n| n.parse().ok());
+        benches::curve_crypto::run(count, args.get(2).map(String::as_str), size);
         return;
     }
     if args.first().map(String::as_str) == Some("peers") {

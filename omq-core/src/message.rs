@@ -115,6 +115,15 @@ impl Part {
         }
     }
 
+    /// The part as `Bytes`, by value: a shared part gives up its buffer (still unique if it
+    /// was), an inline one is copied.
+    pub(crate) fn into_bytes(self) -> Bytes {
+        match self.0 {
+            Repr::Inline { len, data } => Bytes::copy_from_slice(&data[..len as usize]),
+            Repr::Shared(b) => b,
+        }
+    }
+
     /// The shared buffer behind this part, if it is not inline. Encoders use it to hand large
     /// bodies to a vectored write without copying them.
     pub fn shared(&self) -> Option<&Bytes> {

@@ -4,9 +4,12 @@
 //! Four keypairs take part: the long-term ones of client (C, c) and server (S, s), which the
 //! configuration gives, and a short-term pair per side and connection (C', c' and S', s'),
 //! drawn from the connection's [`Entropy`] and gone with the connection. `Box[X](A->B)` is
-//! NaCl's crypto_box (X25519 + XSalsa20-Poly1305, from RustCrypto's `crypto_box`): only A can
-//! seal it, only B can open it. On the wire a box is its 16-byte tag followed by the
-//! ciphertext, NaCl's layout.
+//! NaCl's crypto_box (X25519 + XSalsa20-Poly1305): only A can seal it, only B can open it. On
+//! the wire a box is its 16-byte tag followed by the ciphertext, NaCl's layout. The handshake's
+//! boxes use RustCrypto's `crypto_box`; the session box (INITIATE, READY and every MESSAGE)
+//! is `omq-xsalsa`'s secretbox keyed with NaCl's `crypto_box_beforenm` of the two short-term
+//! keys (X25519 from `curve25519-dalek`, then HSalsa20), computed once per connection: it
+//! seals the same bytes as `crypto_box`, several Salsa20 blocks at a time.
 //!
 //! ```text
 //! client                                                     server
@@ -43,6 +46,8 @@ use bytes::{Buf, BufMut, Bytes, BytesMut};
 use crypto_box::aead::{AeadInPlace, Nonce, Tag};
 use crypto_box::SalsaBox;
 use crypto_secretbox::{KeyInit, XSalsa20Poly1305};
+use curve25519_dalek::montgomery::MontgomeryPoint;
+use omq_xsalsa::SecretBox;
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 use subtle::ConstantTimeEq;
@@ -54,7 +59,7 @@ use super::{
     peer_error, push_command, refuse, unexpected, AuthReply, AuthRequest, LocalProperties,
 };
 use crate::error::{CurveError, ProtocolError, SessionError};
-use crate::message::Part;
+use crate::message::{Part, ARENA_PART_MAX, ARENA_SIZE, INLINE_CAP};
 use crate::wire::command::Command;
 use crate::wire::frame::{Frame, FLAG_COMMAND, FLAG_MORE};
 use crate::wire::greeting::MechanismName;
@@ -149,7 +154,10 @@ pub struct CurveMechanism {
     /// other way round (server: s and C'): HELLO and WELCOME.
     long_box: Option<SalsaBox>,
     /// Box between the two short-term keys, precomputed once: INITIATE, READY, MESSAGE.
-    session_box: Option<SalsaBox>,
+    session_box: Option<SecretBox>,
+    /// Where opened MESSAGE bodies of up to [`ARENA_PART_MAX`] bytes are decrypted: one
+    /// allocation per [`ARENA_SIZE`] bytes instead of one per message.
+    arena: BytesMut,
     /// Client: the cookie from WELCOME, returned in INITIATE.
     cookie: [u8; COOKIE_LEN],
     /// Server: the key that seals our cookie, wiped once INITIATE has returned it.
@@ -190,8 +198,50 @@ fn nonce(prefix: &[u8], tail: &[u8]) -> [u8; 24] {
     n
 }
 
+/// A box's cipher: RustCrypto's for the handshake's boxes, omq-xsalsa's for the session box.
+trait BoxCipher {
+    /// Encrypts `data` in place; gives the tag.
+    fn seal(&self, nonce: &[u8; 24], data: &mut [u8]) -> [u8; TAG];
+    /// Checks `tag` and decrypts `data` in place; false (and `data` as it was) when the box
+    /// does not open.
+    fn open(&self, nonce: &[u8; 24], tag: &[u8], data: &mut [u8]) -> bool;
+}
+
+macro_rules! rustcrypto_cipher {
+    ($t:ty) => {
+        impl BoxCipher for $t {
+            fn seal(&self, nonce: &[u8; 24], data: &mut [u8]) -> [u8; TAG] {
+                self.encrypt_in_place_detached(Nonce::<Self>::from_slice(nonce), b"", data)
+                    // Fails only with associated data, which CurveZMQ never uses.
+                    .expect("XSalsa20-Poly1305 encryption without associated data cannot fail")
+                    .into()
+            }
+            fn open(&self, nonce: &[u8; 24], tag: &[u8], data: &mut [u8]) -> bool {
+                self.decrypt_in_place_detached(
+                    Nonce::<Self>::from_slice(nonce),
+                    b"",
+                    data,
+                    Tag::<Self>::from_slice(tag),
+                )
+                .is_ok()
+            }
+        }
+    };
+}
+rustcrypto_cipher!(SalsaBox);
+rustcrypto_cipher!(XSalsa20Poly1305);
+
+impl BoxCipher for SecretBox {
+    fn seal(&self, nonce: &[u8; 24], data: &mut [u8]) -> [u8; TAG] {
+        self.seal_in_place(nonce, data)
+    }
+    fn open(&self, nonce: &[u8; 24], tag: &[u8], data: &mut [u8]) -> bool {
+        self.open_in_place(nonce, data, tag)
+    }
+}
+
 /// Appends `Box[plaintext]` (tag, then ciphertext) to `out`, encrypting in place.
-fn seal_into<C: AeadInPlace, B: BufMut + AsMut<[u8]>>(
+fn seal_into<C: BoxCipher, B: BufMut + AsMut<[u8]>>(
     cipher: &C,
     nonce: &[u8; 24],
     plaintext: &[u8],
@@ -204,35 +254,20 @@ fn seal_into<C: AeadInPlace, B: BufMut + AsMut<[u8]>>(
 }
 
 /// Encrypts `out[tag_at + TAG..]` in place and writes its tag at `tag_at`.
-fn seal_in_place<C: AeadInPlace>(cipher: &C, nonce: &[u8; 24], out: &mut [u8], tag_at: usize) {
-    let tag = cipher
-        .encrypt_in_place_detached(Nonce::<C>::from_slice(nonce), b"", &mut out[tag_at + TAG..])
-        // Fails only with associated data, which CurveZMQ never uses.
-        .expect("XSalsa20-Poly1305 encryption without associated data cannot fail");
+fn seal_in_place<C: BoxCipher>(cipher: &C, nonce: &[u8; 24], out: &mut [u8], tag_at: usize) {
+    let tag = cipher.seal(nonce, &mut out[tag_at + TAG..]);
     out[tag_at..tag_at + TAG].copy_from_slice(&tag);
 }
 
 /// Opens a box (tag, then ciphertext) in place; false when it was not sealed by the expected
 /// key with this nonce, or was altered.
-fn open_in_place<C: AeadInPlace>(
-    cipher: &C,
-    nonce: &[u8; 24],
-    tag: &[u8],
-    data: &mut [u8],
-) -> bool {
-    cipher
-        .decrypt_in_place_detached(
-            Nonce::<C>::from_slice(nonce),
-            b"",
-            data,
-            Tag::<C>::from_slice(tag),
-        )
-        .is_ok()
+fn open_in_place<C: BoxCipher>(cipher: &C, nonce: &[u8; 24], tag: &[u8], data: &mut [u8]) -> bool {
+    cipher.open(nonce, tag, data)
 }
 
 /// Opens a box (tag, then ciphertext); None when it does not open. The plaintext is wiped
 /// when dropped.
-fn open<C: AeadInPlace>(cipher: &C, nonce: &[u8; 24], sealed: &[u8]) -> Option<Zeroizing<Vec<u8>>> {
+fn open<C: BoxCipher>(cipher: &C, nonce: &[u8; 24], sealed: &[u8]) -> Option<Zeroizing<Vec<u8>>> {
     if sealed.len() < TAG {
         return None;
     }
@@ -243,6 +278,15 @@ fn open<C: AeadInPlace>(cipher: &C, nonce: &[u8; 24], sealed: &[u8]) -> Option<Z
 
 fn salsa_box(public: &CurvePublicKey, keys: &CurveKeyPair) -> SalsaBox {
     SalsaBox::new(&public.to_crypto(), &keys.secret().to_crypto())
+}
+
+/// The session box between `public` and `keys`: NaCl's `crypto_box_beforenm` (HSalsa20 of the
+/// X25519 shared secret), the key `crypto_box` derives, computed once per connection.
+fn session_box(public: &CurvePublicKey, keys: &CurveKeyPair) -> SecretBox {
+    let mut scalar = keys.secret().to_crypto().to_scalar();
+    let shared = Zeroizing::new(scalar * MontgomeryPoint(*public.as_bytes()));
+    zeroize::Zeroize::zeroize(&mut scalar);
+    SecretBox::from_shared_secret(&shared.0)
 }
 
 fn key_at(bytes: &[u8], at: usize) -> CurvePublicKey {
@@ -302,6 +346,7 @@ impl CurveMechanism {
             peer_short: None,
             long_box: None,
             session_box: None,
+            arena: BytesMut::new(),
             cookie: [0; COOKIE_LEN],
             cookie_key: config.is_server().then_some(cookie_key),
             vouch_nonce,
@@ -441,7 +486,7 @@ impl CurveMechanism {
             .ok_or(curve(CurveError::WelcomeBox))?;
         let server_short = strong(key_at(&plain, 0), "short-term")?;
         self.cookie.copy_from_slice(&plain[32..32 + COOKIE_LEN]);
-        self.session_box = Some(salsa_box(&server_short, &self.short));
+        self.session_box = Some(session_box(&server_short, &self.short));
         self.peer_short = Some(server_short);
         Ok(())
     }
@@ -530,7 +575,7 @@ impl CurveMechanism {
             return Err(curve(CurveError::HelloBox));
         }
         self.recv_nonce = n;
-        self.session_box = Some(salsa_box(&client_short, &self.short));
+        self.session_box = Some(session_box(&client_short, &self.short));
         self.long_box = Some(long_box);
         self.peer_short = Some(client_short);
         Ok(())
@@ -703,14 +748,52 @@ impl CurveMechanism {
             .session_box
             .as_ref()
             .ok_or(curve(CurveError::MessageBox))?;
-        let mut plain = BytesMut::from(&body[MESSAGE_HEADER + TAG..]);
-        let tag = &body[MESSAGE_HEADER..MESSAGE_HEADER + TAG];
-        if !open_in_place(session_box, &nonce(prefix, &body[8..16]), tag, &mut plain) {
-            return Err(curve(CurveError::MessageBox));
-        }
+        let box_nonce = nonce(prefix, &body[8..16]);
+        let mut tag = [0u8; TAG];
+        tag.copy_from_slice(&body[MESSAGE_HEADER..MESSAGE_HEADER + TAG]);
+        let sealed_len = body.len() - MESSAGE_HEADER - TAG;
+        // The box is opened where its plaintext will live, so it is copied at most once:
+        // small bodies on the stack and then inline in the part, mid-sized ones into the
+        // arena, large ones in place when this frame is the only holder of its buffer.
+        let (inner, body) = if sealed_len <= INLINE_CAP + 1 {
+            let mut buf = [0u8; INLINE_CAP + 1];
+            let plain = &mut buf[..sealed_len];
+            plain.copy_from_slice(&body[MESSAGE_HEADER + TAG..]);
+            if !open_in_place(session_box, &box_nonce, &tag, plain) {
+                return Err(curve(CurveError::MessageBox));
+            }
+            (plain[0], Part::copy_from_slice(&plain[1..]))
+        } else if sealed_len <= ARENA_PART_MAX + 1 {
+            // The arena is empty between calls: each body is split off the front of its
+            // spare capacity.
+            if self.arena.capacity() < sealed_len {
+                self.arena = BytesMut::with_capacity(ARENA_SIZE);
+            }
+            self.arena.extend_from_slice(&body[MESSAGE_HEADER + TAG..]);
+            if !open_in_place(session_box, &box_nonce, &tag, &mut self.arena) {
+                self.arena.clear();
+                return Err(curve(CurveError::MessageBox));
+            }
+            let mut plain = self.arena.split().freeze();
+            let inner = plain[0];
+            plain.advance(1);
+            (inner, Part::from(plain))
+        } else {
+            let mut plain = match frame.body.into_bytes().try_into_mut() {
+                Ok(mut own) => {
+                    own.advance(MESSAGE_HEADER + TAG);
+                    own
+                }
+                Err(shared) => BytesMut::from(&shared[MESSAGE_HEADER + TAG..]),
+            };
+            if !open_in_place(session_box, &box_nonce, &tag, &mut plain) {
+                return Err(curve(CurveError::MessageBox));
+            }
+            let inner = plain[0];
+            plain.advance(1);
+            (inner, Part::from(plain.freeze()))
+        };
         self.recv_nonce = n;
-        let inner = plain[0];
-        plain.advance(1);
         let mut flags = 0;
         if inner & BOX_MORE != 0 {
             flags |= FLAG_MORE;
@@ -721,10 +804,7 @@ impl CurveMechanism {
         if flags == FLAG_MORE | FLAG_COMMAND {
             return Err(ProtocolError::CommandWithMore.into());
         }
-        Ok(Frame {
-            flags,
-            body: Part::from(plain.freeze()),
-        })
+        Ok(Frame { flags, body })
     }
 }
 
@@ -822,6 +902,54 @@ mod tests {
             .unwrap();
         assert!(all.is_empty());
         (f.flags, f.body.to_bytes())
+    }
+
+    #[test]
+    fn the_session_box_seals_as_crypto_box_does() {
+        // The same key as RustCrypto's SalsaBox (X25519, then HSalsa20), both directions.
+        let a = CurveKeyPair::generate(&mut Entropy::from_bytes([3; 32]).rng());
+        let b = CurveKeyPair::generate(&mut Entropy::from_bytes([4; 32]).rng());
+        for len in [0, 1, 31, 32, 33, 100, 1000, 5000] {
+            let n = nonce(b"CurveZMQMESSAGEC", &7u64.to_be_bytes());
+            let mut ours = vec![0xa5u8; len];
+            let mut theirs = ours.clone();
+            let t1 = session_box(b.public(), &a).seal(&n, &mut ours);
+            let t2 = salsa_box(b.public(), &a).seal(&n, &mut theirs);
+            assert_eq!((t1, &ours), (t2, &theirs), "len {len}");
+            assert!(session_box(a.public(), &b).open(&n, &t1, &mut ours));
+            assert!(ours.iter().all(|&x| x == 0xa5));
+        }
+    }
+
+    #[test]
+    fn message_bodies_of_every_tier_open() {
+        // Inline, arena and owned-buffer plaintexts, and a tampered one in each tier.
+        let (mut c, mut s) = pair();
+        for len in [0, 29, 30, 31, 100, 511, 512, 513, 2000, 20_000] {
+            let body: Vec<u8> = (0..len).map(|i| i as u8).collect();
+            let mut q = TxQueue::new();
+            c.encode_frame(true, &body, &mut q);
+            c.encode_frame(false, &body, &mut q);
+            let mut all = BytesMut::new();
+            while let Some(chunk) = q.poll_transmit() {
+                all.extend_from_slice(&chunk);
+            }
+            let mut d = crate::wire::frame::FrameDecoder::new(None);
+            let first = d.decode(&mut all).unwrap().unwrap();
+            let second = d.decode(&mut all).unwrap().unwrap();
+            let f = s.decode_frame(first).unwrap();
+            assert!(f.more());
+            assert_eq!(&f.body[..], &body[..], "len {len}");
+            let mut bad = second.body.to_bytes().to_vec();
+            let at = bad.len() - 1;
+            bad[at] ^= 1;
+            assert!(s
+                .decode_frame(Frame::message(Part::from(bad), false))
+                .is_err());
+            let f = s.decode_frame(second).unwrap();
+            assert!(!f.more());
+            assert_eq!(&f.body[..], &body[..], "len {len}");
+        }
     }
 
     #[test]

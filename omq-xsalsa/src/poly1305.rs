@@ -1,0 +1,329 @@
+//! Poly1305 (RFC 8439 §2.5) with three 44/44/42-bit limbs and 128-bit products, after
+//! poly1305-donna's 64-bit code. Constant time: no branch or index depends on the key or the
+//! message.
+
+use zeroize::Zeroize;
+
+const M44: u64 = (1 << 44) - 1;
+const M42: u64 = (1 << 42) - 1;
+
+fn le64(b: &[u8]) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[..8]);
+    u64::from_le_bytes(a)
+}
+
+/// The Poly1305 tag of `msg` under the one-time `key` (r, then s).
+pub fn poly1305(key: &[u8; 32], msg: &[u8]) -> [u8; 16] {
+    let t0 = le64(&key[0..]);
+    let t1 = le64(&key[8..]);
+    // r, clamped, in limbs.
+    let r0 = t0 & 0xffc_0fff_ffff;
+    let r1 = ((t0 >> 44) | (t1 << 20)) & 0xfff_ffc0_ffff;
+    let r2 = (t1 >> 24) & 0x00f_ffff_fc0f;
+    let s1 = r1 * (5 << 2);
+    let s2 = r2 * (5 << 2);
+    let (mut h0, mut h1, mut h2) = (0u64, 0u64, 0u64);
+
+    let mut msg = msg;
+    #[cfg(target_arch = "x86_64")]
+    if msg.len() >= 16 * 16 && std::is_x86_feature_detected!("avx2") {
+        let blocks = msg.len() / 64 * 4;
+        #[allow(unsafe_code)]
+        // SAFETY: `avx2::blocks` only needs AVX2, which was just detected; it is otherwise
+        // ordinary safe code.
+        let h = unsafe { avx2::blocks(&[r0, r1, r2], &msg[..blocks * 16]) };
+        (h0, h1, h2) = (h[0], h[1], h[2]);
+        msg = &msg[blocks * 16..];
+    }
+
+    let mut block = |m: &[u8; 16], hibit: u64| {
+        let t0 = le64(&m[0..]);
+        let t1 = le64(&m[8..]);
+        h0 += t0 & M44;
+        h1 += ((t0 >> 44) | (t1 << 20)) & M44;
+        h2 += ((t1 >> 24) & M42) | hibit;
+        let mul = |a: u64, b: u64| u128::from(a) * u128::from(b);
+        let d0 = mul(h0, r0) + mul(h1, s2) + mul(h2, s1);
+        let mut d1 = mul(h0, r1) + mul(h1, r0) + mul(h2, s2);
+        let mut d2 = mul(h0, r2) + mul(h1, r1) + mul(h2, r0);
+        let c = (d0 >> 44) as u64;
+        h0 = d0 as u64 & M44;
+        d1 += u128::from(c);
+        let c = (d1 >> 44) as u64;
+        h1 = d1 as u64 & M44;
+        d2 += u128::from(c);
+        let c = (d2 >> 42) as u64;
+        h2 = d2 as u64 & M42;
+        h0 += c * 5;
+        let c = h0 >> 44;
+        h0 &= M44;
+        h1 += c;
+    };
+
+    let mut chunks = msg.chunks_exact(16);
+    for m in &mut chunks {
+        block(m.try_into().expect("16 bytes"), 1 << 40);
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut m = [0u8; 16];
+        m[..rest.len()].copy_from_slice(rest);
+        m[rest.len()] = 1;
+        block(&m, 0);
+        m.zeroize();
+    }
+
+    // Fully carry h.
+    let mut c = h1 >> 44;
+    h1 &= M44;
+    h2 += c;
+    c = h2 >> 42;
+    h2 &= M42;
+    h0 += c * 5;
+    c = h0 >> 44;
+    h0 &= M44;
+    h1 += c;
+    c = h1 >> 44;
+    h1 &= M44;
+    h2 += c;
+    c = h2 >> 42;
+    h2 &= M42;
+    h0 += c * 5;
+    c = h0 >> 44;
+    h0 &= M44;
+    h1 += c;
+
+    // g = h + 5 - 2^130; take g when it did not go negative (h >= p).
+    let mut g0 = h0 + 5;
+    c = g0 >> 44;
+    g0 &= M44;
+    let mut g1 = h1 + c;
+    c = g1 >> 44;
+    g1 &= M44;
+    let mut g2 = (h2 + c).wrapping_sub(1 << 42);
+    let mask = (g2 >> 63).wrapping_sub(1);
+    g0 &= mask;
+    g1 &= mask;
+    g2 &= mask;
+    let keep = !mask;
+    h0 = (h0 & keep) | g0;
+    h1 = (h1 & keep) | g1;
+    h2 = (h2 & keep) | g2;
+
+    // h + s mod 2^128.
+    let s0 = le64(&key[16..]);
+    let s1 = le64(&key[24..]);
+    h0 += s0 & M44;
+    c = h0 >> 44;
+    h0 &= M44;
+    h1 += (((s0 >> 44) | (s1 << 20)) & M44) + c;
+    c = h1 >> 44;
+    h1 &= M44;
+    h2 += ((s1 >> 24) & M42) + c;
+    h2 &= M42;
+
+    let lo = h0 | (h1 << 44);
+    let hi = (h1 >> 20) | (h2 << 24);
+    let mut tag = [0u8; 16];
+    tag[..8].copy_from_slice(&lo.to_le_bytes());
+    tag[8..].copy_from_slice(&hi.to_le_bytes());
+    tag
+}
+
+/// Four blocks at a time, in four lanes of 26-bit limbs (Goll and Gueron's layout): lane j
+/// takes blocks j, j + 4, j + 8... multiplied by r⁴ each step, and by r⁴⁻ʲ at the last, so the
+/// lanes' sum is the Horner evaluation of all the blocks. AVX2 intrinsics: `vpmuludq` for the
+/// 26×26-bit products, four lanes of 64 bits.
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::M44;
+    use core::arch::x86_64::{
+        __m256i, _mm256_add_epi64, _mm256_and_si256, _mm256_extract_epi64, _mm256_loadu_si256,
+        _mm256_mul_epu32, _mm256_or_si256, _mm256_set1_epi64x, _mm256_setr_epi64x,
+        _mm256_setzero_si256, _mm256_slli_epi64, _mm256_srli_epi64, _mm256_unpackhi_epi64,
+        _mm256_unpacklo_epi64,
+    };
+
+    const M26: u64 = (1 << 26) - 1;
+
+    /// r in 26-bit limbs, from its 44-bit limbs.
+    fn limbs26(r: &[u64; 3]) -> [u64; 5] {
+        let v = u128::from(r[0]) | u128::from(r[1]) << 44 | u128::from(r[2]) << 88;
+        [
+            (v as u64) & M26,
+            ((v >> 26) as u64) & M26,
+            ((v >> 52) as u64) & M26,
+            ((v >> 78) as u64) & M26,
+            ((v >> 104) as u64) & M26,
+        ]
+    }
+
+    /// a × b mod 2^130 - 5, 26-bit limbs in and (carried) out.
+    fn mul(a: &[u64; 5], b: &[u64; 5]) -> [u64; 5] {
+        let s = [0, b[1] * 5, b[2] * 5, b[3] * 5, b[4] * 5];
+        let d = [
+            a[0] * b[0] + a[1] * s[4] + a[2] * s[3] + a[3] * s[2] + a[4] * s[1],
+            a[0] * b[1] + a[1] * b[0] + a[2] * s[4] + a[3] * s[3] + a[4] * s[2],
+            a[0] * b[2] + a[1] * b[1] + a[2] * b[0] + a[3] * s[4] + a[4] * s[3],
+            a[0] * b[3] + a[1] * b[2] + a[2] * b[1] + a[3] * b[0] + a[4] * s[4],
+            a[0] * b[4] + a[1] * b[3] + a[2] * b[2] + a[3] * b[1] + a[4] * b[0],
+        ];
+        carry(d)
+    }
+
+    fn carry(mut d: [u64; 5]) -> [u64; 5] {
+        let mut c;
+        for i in 0..4 {
+            c = d[i] >> 26;
+            d[i] &= M26;
+            d[i + 1] += c;
+        }
+        c = d[4] >> 26;
+        d[4] &= M26;
+        d[0] += c * 5;
+        c = d[0] >> 26;
+        d[0] &= M26;
+        d[1] += c;
+        d
+    }
+
+    /// h ← h × r, lane by lane: 26×26-bit products (`vpmuludq`), then one carry pass.
+    #[target_feature(enable = "avx2")]
+    fn mul_lanes(h: &mut [__m256i; 5], r: &[__m256i; 5], s: &[__m256i; 5]) {
+        let m = _mm256_mul_epu32;
+        let a = _mm256_add_epi64;
+        let [h0, h1, h2, h3, h4] = *h;
+        let d0 = a(
+            a(a(a(m(h0, r[0]), m(h1, s[4])), m(h2, s[3])), m(h3, s[2])),
+            m(h4, s[1]),
+        );
+        let d1 = a(
+            a(a(a(m(h0, r[1]), m(h1, r[0])), m(h2, s[4])), m(h3, s[3])),
+            m(h4, s[2]),
+        );
+        let d2 = a(
+            a(a(a(m(h0, r[2]), m(h1, r[1])), m(h2, r[0])), m(h3, s[4])),
+            m(h4, s[3]),
+        );
+        let d3 = a(
+            a(a(a(m(h0, r[3]), m(h1, r[2])), m(h2, r[1])), m(h3, r[0])),
+            m(h4, s[4]),
+        );
+        let d4 = a(
+            a(a(a(m(h0, r[4]), m(h1, r[3])), m(h2, r[2])), m(h3, r[1])),
+            m(h4, r[0]),
+        );
+        let mask = _mm256_set1_epi64x(M26 as i64);
+        let c = _mm256_srli_epi64::<26>(d0);
+        h[0] = _mm256_and_si256(d0, mask);
+        let d1 = a(d1, c);
+        let c = _mm256_srli_epi64::<26>(d1);
+        h[1] = _mm256_and_si256(d1, mask);
+        let d2 = a(d2, c);
+        let c = _mm256_srli_epi64::<26>(d2);
+        h[2] = _mm256_and_si256(d2, mask);
+        let d3 = a(d3, c);
+        let c = _mm256_srli_epi64::<26>(d3);
+        h[3] = _mm256_and_si256(d3, mask);
+        let d4 = a(d4, c);
+        let c = _mm256_srli_epi64::<26>(d4);
+        h[4] = _mm256_and_si256(d4, mask);
+        // c × 5 = c + 4c.
+        let h0 = a(h[0], a(c, _mm256_slli_epi64::<2>(c)));
+        let c = _mm256_srli_epi64::<26>(h0);
+        h[0] = _mm256_and_si256(h0, mask);
+        h[1] = a(h[1], c);
+    }
+
+    /// Limbs of per-lane multipliers (lane order as the message lanes: blocks 0, 2, 1, 3),
+    /// and the limbs × 5.
+    #[target_feature(enable = "avx2")]
+    fn lanes(p: [&[u64; 5]; 4]) -> ([__m256i; 5], [__m256i; 5]) {
+        let mut r = [_mm256_setzero_si256(); 5];
+        let mut s = [_mm256_setzero_si256(); 5];
+        for i in 0..5 {
+            let v = |l: usize, k: u64| (p[l][i] * k) as i64;
+            r[i] = _mm256_setr_epi64x(v(0, 1), v(1, 1), v(2, 1), v(3, 1));
+            s[i] = _mm256_setr_epi64x(v(0, 5), v(1, 5), v(2, 5), v(3, 5));
+        }
+        (r, s)
+    }
+
+    /// Absorbs `msg` (a non-zero multiple of 64 bytes, all full blocks) from h = 0; gives h in
+    /// 44-bit limbs, for the scalar code to go on from.
+    #[target_feature(enable = "avx2")]
+    pub(super) fn blocks(r44: &[u64; 3], msg: &[u8]) -> [u64; 3] {
+        let r1 = limbs26(r44);
+        let r2 = mul(&r1, &r1);
+        let r3 = mul(&r2, &r1);
+        let r4 = mul(&r2, &r2);
+        // Vector lanes hold blocks 0, 2, 1, 3 of each 64 bytes (how unpacking two 32-byte
+        // loads orders them), so the last step multiplies them by r⁴, r², r³, r.
+        let (rr, ss) = lanes([&r4, &r4, &r4, &r4]);
+        let (rl, sl) = lanes([&r4, &r2, &r3, &r1]);
+        let mask = _mm256_set1_epi64x(M26 as i64);
+        let hibit = _mm256_set1_epi64x(1 << 24);
+        let mut h = [_mm256_setzero_si256(); 5];
+        let mut steps = msg.chunks_exact(64).peekable();
+        while let Some(four) = steps.next() {
+            let p = four.as_ptr().cast::<__m256i>();
+            #[allow(unsafe_code)]
+            // SAFETY: `four` is 64 readable bytes (chunks_exact(64)): two unaligned 32-byte
+            // loads; AVX2 is enabled in this function.
+            let (x, y) = unsafe { (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1))) };
+            let t0 = _mm256_unpacklo_epi64(x, y);
+            let t1 = _mm256_unpackhi_epi64(x, y);
+            let m = [
+                _mm256_and_si256(t0, mask),
+                _mm256_and_si256(_mm256_srli_epi64::<26>(t0), mask),
+                _mm256_and_si256(
+                    _mm256_or_si256(_mm256_srli_epi64::<52>(t0), _mm256_slli_epi64::<12>(t1)),
+                    mask,
+                ),
+                _mm256_and_si256(_mm256_srli_epi64::<14>(t1), mask),
+                _mm256_or_si256(_mm256_srli_epi64::<40>(t1), hibit),
+            ];
+            for (hl, ml) in h.iter_mut().zip(m) {
+                *hl = _mm256_add_epi64(*hl, ml);
+            }
+            if steps.peek().is_some() {
+                mul_lanes(&mut h, &rr, &ss);
+            } else {
+                mul_lanes(&mut h, &rl, &sl);
+            }
+        }
+        let lane_sum = |v: __m256i| {
+            (_mm256_extract_epi64::<0>(v) as u64)
+                + (_mm256_extract_epi64::<1>(v) as u64)
+                + (_mm256_extract_epi64::<2>(v) as u64)
+                + (_mm256_extract_epi64::<3>(v) as u64)
+        };
+        let sum = [
+            lane_sum(h[0]),
+            lane_sum(h[1]),
+            lane_sum(h[2]),
+            lane_sum(h[3]),
+            lane_sum(h[4]),
+        ];
+        let mut t = carry(sum);
+        // One more pass without the wrap-around: t0..t3 < 2^26, t4 < 2^27.
+        for i in 0..4 {
+            let c = t[i] >> 26;
+            t[i] &= M26;
+            t[i + 1] += c;
+        }
+        // Into 44/44/42-bit limbs; the top limb may hold a bit or two more than 42, which the
+        // scalar code's carries absorb.
+        let low = u128::from(t[0])
+            | u128::from(t[1]) << 26
+            | u128::from(t[2]) << 52
+            | u128::from(t[3]) << 78
+            | u128::from(t[4] & ((1 << 24) - 1)) << 104;
+        [
+            (low as u64) & M44,
+            ((low >> 44) as u64) & M44,
+            ((low >> 88) as u64) | ((t[4] >> 24) << 40),
+        ]
+    }
+}

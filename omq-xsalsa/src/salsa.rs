@@ -1,0 +1,629 @@
+//! Salsa20/20, HSalsa20 and the XSalsa20 stream, several blocks at a time.
+//!
+//! A state of N blocks is 16 words × N lanes: `x[w][lane]`. Every step of a round is the same
+//! operation on all lanes, a loop the compiler turns into vector instructions (N = 8: AVX2,
+//! N = 4: SSE2 or NEON). Blocks differ only in their counter words.
+
+// The lane loops index several rows with one lane number; that is the point of them.
+#![allow(clippy::needless_range_loop)]
+
+use zeroize::{Zeroize, ZeroizeOnDrop};
+
+/// "expand 32-byte k", as the four diagonal words.
+const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
+
+/// Little-endian words of a 32-byte key.
+pub(crate) fn words(key: &[u8; 32]) -> [u32; 8] {
+    let mut k = [0u32; 8];
+    for (w, b) in k.iter_mut().zip(key.chunks_exact(4)) {
+        *w = u32::from_le_bytes(b.try_into().expect("4 bytes"));
+    }
+    k
+}
+
+/// The 16-word input block: constants, key, then `n` (the nonce, or counter words) at 6..10.
+fn input(key: &[u32; 8], n: [u32; 4]) -> [u32; 16] {
+    [
+        SIGMA[0], key[0], key[1], key[2], key[3], SIGMA[1], n[0], n[1], n[2], n[3], SIGMA[2],
+        key[4], key[5], key[6], key[7], SIGMA[3],
+    ]
+}
+
+#[inline(always)]
+fn quarter<const N: usize>(x: &mut [[u32; N]; 16], a: usize, b: usize, c: usize, d: usize) {
+    for l in 0..N {
+        x[b][l] ^= x[a][l].wrapping_add(x[d][l]).rotate_left(7);
+    }
+    for l in 0..N {
+        x[c][l] ^= x[b][l].wrapping_add(x[a][l]).rotate_left(9);
+    }
+    for l in 0..N {
+        x[d][l] ^= x[c][l].wrapping_add(x[b][l]).rotate_left(13);
+    }
+    for l in 0..N {
+        x[a][l] ^= x[d][l].wrapping_add(x[c][l]).rotate_left(18);
+    }
+}
+
+/// Salsa20's 20 rounds on N states at once (no feed-forward).
+#[inline(always)]
+fn rounds<const N: usize>(x: &mut [[u32; N]; 16]) {
+    for _ in 0..10 {
+        quarter(x, 0, 4, 8, 12);
+        quarter(x, 5, 9, 13, 1);
+        quarter(x, 10, 14, 2, 6);
+        quarter(x, 15, 3, 7, 11);
+        quarter(x, 0, 1, 2, 3);
+        quarter(x, 5, 6, 7, 4);
+        quarter(x, 10, 11, 8, 9);
+        quarter(x, 15, 12, 13, 14);
+    }
+}
+
+/// Salsa20's 20 rounds on one state, without the feed-forward.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+fn rounds1(x: [u32; 16]) -> [u32; 16] {
+    #[allow(unsafe_code)]
+    // SAFETY: `sse2::rounds` needs SSE2, which this build enables for every CPU it runs on
+    // (`cfg(target_feature = "sse2")`, part of the x86-64 baseline).
+    unsafe {
+        sse2::rounds(x)
+    }
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+fn rounds1(x: [u32; 16]) -> [u32; 16] {
+    let mut l = [[0u32; 1]; 16];
+    for (a, b) in l.iter_mut().zip(x) {
+        *a = [b];
+    }
+    rounds(&mut l);
+    l.map(|w| w[0])
+}
+
+/// Keystream block `ctr` of `input`.
+fn block(input: &[u32; 16], ctr: u64) -> [u32; 16] {
+    let mut x = *input;
+    x[8] = ctr as u32;
+    x[9] = (ctr >> 32) as u32;
+    let mut out = rounds1(x);
+    for (o, i) in out.iter_mut().zip(x) {
+        *o = o.wrapping_add(i);
+    }
+    out
+}
+
+/// One block in four SSE2 registers (every x86-64 has SSE2), a diagonal of the state in each,
+/// so each quarter-round step is one vector operation for the four quarters of a round.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+mod sse2 {
+    use core::arch::x86_64::{
+        __m128i, _mm_add_epi32, _mm_cvtsi128_si32, _mm_or_si128, _mm_setr_epi32, _mm_shuffle_epi32,
+        _mm_slli_epi32, _mm_srli_epi32, _mm_xor_si128,
+    };
+
+    macro_rules! step {
+        ($t:ident, $a:ident, $b:ident, $r:literal) => {{
+            let s = _mm_add_epi32($a, $b);
+            $t = _mm_xor_si128(
+                $t,
+                _mm_or_si128(_mm_slli_epi32::<$r>(s), _mm_srli_epi32::<{ 32 - $r }>(s)),
+            );
+        }};
+    }
+
+    #[target_feature(enable = "sse2")]
+    fn lanes(v: __m128i) -> [u32; 4] {
+        [
+            _mm_cvtsi128_si32(v) as u32,
+            _mm_cvtsi128_si32(_mm_shuffle_epi32::<0x39>(v)) as u32,
+            _mm_cvtsi128_si32(_mm_shuffle_epi32::<0x4e>(v)) as u32,
+            _mm_cvtsi128_si32(_mm_shuffle_epi32::<0x93>(v)) as u32,
+        ]
+    }
+
+    #[target_feature(enable = "sse2")]
+    pub(super) fn rounds(x: [u32; 16]) -> [u32; 16] {
+        let w = |i: usize| x[i] as i32;
+        // Diagonals: a = (x0, x5, x10, x15), b = (x4, x9, x14, x3), c = (x8, x13, x2, x7),
+        // d = (x12, x1, x6, x11); lane i of a, b, c, d is the i-th column quarter.
+        let mut a = _mm_setr_epi32(w(0), w(5), w(10), w(15));
+        let mut b = _mm_setr_epi32(w(4), w(9), w(14), w(3));
+        let mut c = _mm_setr_epi32(w(8), w(13), w(2), w(7));
+        let mut d = _mm_setr_epi32(w(12), w(1), w(6), w(11));
+        for _ in 0..10 {
+            // Column round.
+            step!(b, a, d, 7);
+            step!(c, b, a, 9);
+            step!(d, c, b, 13);
+            step!(a, d, c, 18);
+            // Row round: the rows' second, third and fourth words are d, c, b rotated.
+            let mut rb = _mm_shuffle_epi32::<0x39>(d); // (x1, x6, x11, x12)
+            let mut rc = _mm_shuffle_epi32::<0x4e>(c); // (x2, x7, x8, x13)
+            let mut rd = _mm_shuffle_epi32::<0x93>(b); // (x3, x4, x9, x14)
+            step!(rb, a, rd, 7);
+            step!(rc, rb, a, 9);
+            step!(rd, rc, rb, 13);
+            step!(a, rd, rc, 18);
+            d = _mm_shuffle_epi32::<0x93>(rb);
+            c = _mm_shuffle_epi32::<0x4e>(rc);
+            b = _mm_shuffle_epi32::<0x39>(rd);
+        }
+        let [x0, x5, x10, x15] = lanes(a);
+        let [x4, x9, x14, x3] = lanes(b);
+        let [x8, x13, x2, x7] = lanes(c);
+        let [x12, x1, x6, x11] = lanes(d);
+        [
+            x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15,
+        ]
+    }
+}
+
+/// Keystream blocks `ctr .. ctr + N` of `input` (whose words 8 and 9 are replaced by the
+/// counter), as words: `x[w][lane]`.
+#[inline(always)]
+fn blocks<const N: usize>(input: &[u32; 16], ctr: u64) -> [[u32; N]; 16] {
+    let mut x = [[0u32; N]; 16];
+    for (w, row) in x.iter_mut().enumerate() {
+        *row = [input[w]; N];
+    }
+    for l in 0..N {
+        let c = ctr.wrapping_add(l as u64);
+        x[8][l] = c as u32;
+        x[9][l] = (c >> 32) as u32;
+    }
+    let start = x;
+    rounds(&mut x);
+    for w in 0..16 {
+        for l in 0..N {
+            x[w][l] = x[w][l].wrapping_add(start[w][l]);
+        }
+    }
+    x
+}
+
+/// XORs `data` (at most N blocks) with the keystream from block `ctr` on.
+#[inline(always)]
+fn xor_chunk<const N: usize>(input: &[u32; 16], ctr: u64, data: &mut [u8]) {
+    let ks = blocks::<N>(input, ctr);
+    let mut words = data.chunks_exact_mut(4);
+    for (j, b) in (&mut words).enumerate() {
+        let k = ks[j % 16][j / 16];
+        let v = u32::from_le_bytes((&*b).try_into().expect("4 bytes")) ^ k;
+        b.copy_from_slice(&v.to_le_bytes());
+    }
+    let rest = words.into_remainder();
+    if !rest.is_empty() {
+        // The partial word's index; `data` is at most N blocks, so it is in range.
+        let j = data.len() / 4;
+        let k = ks[j % 16][j / 16].to_le_bytes();
+        let at = data.len() - data.len() % 4;
+        for (i, b) in data[at..].iter_mut().enumerate() {
+            *b ^= k[i];
+        }
+    }
+}
+
+/// XORs `data` with the keystream from block `ctr` on, N blocks at a time; a tail of one
+/// block runs one lane wide.
+#[inline(always)]
+fn xor_lanes<const N: usize>(input: &[u32; 16], mut ctr: u64, data: &mut [u8]) {
+    let mut chunks = data.chunks_exact_mut(64 * N);
+    for c in &mut chunks {
+        xor_chunk::<N>(input, ctr, c);
+        ctr = ctr.wrapping_add(N as u64);
+    }
+    let rest = chunks.into_remainder();
+    if rest.len() > 64 * 4 {
+        xor_chunk::<N>(input, ctr, rest);
+    } else if rest.len() > 64 {
+        xor_chunk::<4>(input, ctr, rest);
+    } else if !rest.is_empty() {
+        xor_one(input, ctr, rest);
+    }
+}
+
+/// XORs `data` (at most one block) with keystream block `ctr`.
+fn xor_one(input: &[u32; 16], ctr: u64, data: &mut [u8]) {
+    let ks = block(input, ctr);
+    let mut bytes = [0u8; 64];
+    for (b, w) in bytes.chunks_exact_mut(4).zip(ks) {
+        b.copy_from_slice(&w.to_le_bytes());
+    }
+    for (d, k) in data.iter_mut().zip(bytes) {
+        *d ^= k;
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    //! Eight blocks in the eight 32-bit lanes of AVX2 registers, written with intrinsics: the
+    //! compiler's own vectorisation of the lane loops spills and shuffles more.
+    use zeroize::Zeroize;
+
+    use core::arch::x86_64::{
+        __m256i, _mm256_add_epi32, _mm256_loadu_si256, _mm256_or_si256, _mm256_permute2x128_si256,
+        _mm256_set1_epi32, _mm256_setr_epi32, _mm256_slli_epi32, _mm256_srli_epi32,
+        _mm256_storeu_si256, _mm256_unpackhi_epi32, _mm256_unpackhi_epi64, _mm256_unpacklo_epi32,
+        _mm256_unpacklo_epi64, _mm256_xor_si256,
+    };
+
+    macro_rules! step {
+        ($x:ident, $t:expr, $a:expr, $b:expr, $r:literal) => {{
+            let s = _mm256_add_epi32($x[$a], $x[$b]);
+            let r = _mm256_or_si256(
+                _mm256_slli_epi32::<$r>(s),
+                _mm256_srli_epi32::<{ 32 - $r }>(s),
+            );
+            $x[$t] = _mm256_xor_si256($x[$t], r);
+        }};
+    }
+    macro_rules! quarter {
+        ($x:ident, $a:expr, $b:expr, $c:expr, $d:expr) => {
+            step!($x, $b, $a, $d, 7);
+            step!($x, $c, $b, $a, 9);
+            step!($x, $d, $c, $b, 13);
+            step!($x, $a, $d, $c, 18);
+        };
+    }
+
+    /// Rows `x[at..at + 8]` (a word each, one lane per block) as eight 32-byte halves of
+    /// blocks 0..8.
+    #[target_feature(enable = "avx2")]
+    fn transpose(x: &[__m256i; 16], at: usize) -> [__m256i; 8] {
+        let t0 = _mm256_unpacklo_epi32(x[at], x[at + 1]);
+        let t1 = _mm256_unpackhi_epi32(x[at], x[at + 1]);
+        let t2 = _mm256_unpacklo_epi32(x[at + 2], x[at + 3]);
+        let t3 = _mm256_unpackhi_epi32(x[at + 2], x[at + 3]);
+        let t4 = _mm256_unpacklo_epi32(x[at + 4], x[at + 5]);
+        let t5 = _mm256_unpackhi_epi32(x[at + 4], x[at + 5]);
+        let t6 = _mm256_unpacklo_epi32(x[at + 6], x[at + 7]);
+        let t7 = _mm256_unpackhi_epi32(x[at + 6], x[at + 7]);
+        let u0 = _mm256_unpacklo_epi64(t0, t2);
+        let u1 = _mm256_unpackhi_epi64(t0, t2);
+        let u2 = _mm256_unpacklo_epi64(t1, t3);
+        let u3 = _mm256_unpackhi_epi64(t1, t3);
+        let u4 = _mm256_unpacklo_epi64(t4, t6);
+        let u5 = _mm256_unpackhi_epi64(t4, t6);
+        let u6 = _mm256_unpacklo_epi64(t5, t7);
+        let u7 = _mm256_unpackhi_epi64(t5, t7);
+        [
+            _mm256_permute2x128_si256::<0x20>(u0, u4),
+            _mm256_permute2x128_si256::<0x20>(u1, u5),
+            _mm256_permute2x128_si256::<0x20>(u2, u6),
+            _mm256_permute2x128_si256::<0x20>(u3, u7),
+            _mm256_permute2x128_si256::<0x31>(u0, u4),
+            _mm256_permute2x128_si256::<0x31>(u1, u5),
+            _mm256_permute2x128_si256::<0x31>(u2, u6),
+            _mm256_permute2x128_si256::<0x31>(u3, u7),
+        ]
+    }
+
+    /// XORs 512 bytes with keystream blocks `ctr .. ctr + 8`.
+    #[target_feature(enable = "avx2")]
+    fn xor8(input: &[u32; 16], ctr: u64, data: &mut [u8; 512]) {
+        let mut x = [_mm256_set1_epi32(0); 16];
+        for (v, &w) in x.iter_mut().zip(input) {
+            *v = _mm256_set1_epi32(w as i32);
+        }
+        let c = |l: u64| ctr.wrapping_add(l);
+        let lo = |l: u64| c(l) as u32 as i32;
+        let hi = |l: u64| (c(l) >> 32) as u32 as i32;
+        x[8] = _mm256_setr_epi32(lo(0), lo(1), lo(2), lo(3), lo(4), lo(5), lo(6), lo(7));
+        x[9] = _mm256_setr_epi32(hi(0), hi(1), hi(2), hi(3), hi(4), hi(5), hi(6), hi(7));
+        let start = x;
+        for _ in 0..10 {
+            quarter!(x, 0, 4, 8, 12);
+            quarter!(x, 5, 9, 13, 1);
+            quarter!(x, 10, 14, 2, 6);
+            quarter!(x, 15, 3, 7, 11);
+            quarter!(x, 0, 1, 2, 3);
+            quarter!(x, 5, 6, 7, 4);
+            quarter!(x, 10, 11, 8, 9);
+            quarter!(x, 15, 12, 13, 14);
+        }
+        for (v, s) in x.iter_mut().zip(start) {
+            *v = _mm256_add_epi32(*v, s);
+        }
+        let first = transpose(&x, 0);
+        let second = transpose(&x, 8);
+        for (half, ks) in data
+            .chunks_exact_mut(32)
+            .zip(first.iter().zip(&second).flat_map(|(a, b)| [*a, *b]))
+        {
+            let p = half.as_mut_ptr().cast::<__m256i>();
+            #[allow(unsafe_code)]
+            // SAFETY: `half` is 32 writable bytes (chunks_exact_mut(32)), exactly one unaligned
+            // 256-bit load and store; AVX2 is enabled in this function.
+            unsafe {
+                _mm256_storeu_si256(p, _mm256_xor_si256(_mm256_loadu_si256(p), ks));
+            }
+        }
+    }
+
+    /// Keystream blocks `ctr` and `ctr + 1`, one in each 128-bit half, in the diagonal layout
+    /// of the SSE2 one-block code: two blocks for the instructions of one.
+    #[target_feature(enable = "avx2")]
+    pub(super) fn two_blocks(input: &[u32; 16], ctr: u64) -> [[u32; 16]; 2] {
+        use core::arch::x86_64::{_mm256_extract_epi32, _mm256_shuffle_epi32};
+        let mut x = [*input, *input];
+        for (b, st) in x.iter_mut().enumerate() {
+            let c = ctr.wrapping_add(b as u64);
+            st[8] = c as u32;
+            st[9] = (c >> 32) as u32;
+        }
+        let w = |b: usize, i: usize| x[b][i] as i32;
+        let v = |i: [usize; 4]| {
+            _mm256_setr_epi32(
+                w(0, i[0]),
+                w(0, i[1]),
+                w(0, i[2]),
+                w(0, i[3]),
+                w(1, i[0]),
+                w(1, i[1]),
+                w(1, i[2]),
+                w(1, i[3]),
+            )
+        };
+        let mut a = v([0, 5, 10, 15]);
+        let mut b = v([4, 9, 14, 3]);
+        let mut c = v([8, 13, 2, 7]);
+        let mut d = v([12, 1, 6, 11]);
+        macro_rules! st {
+            ($t:ident, $p:ident, $q:ident, $r:literal) => {{
+                let s = _mm256_add_epi32($p, $q);
+                $t = _mm256_xor_si256(
+                    $t,
+                    _mm256_or_si256(
+                        _mm256_slli_epi32::<$r>(s),
+                        _mm256_srli_epi32::<{ 32 - $r }>(s),
+                    ),
+                );
+            }};
+        }
+        for _ in 0..10 {
+            st!(b, a, d, 7);
+            st!(c, b, a, 9);
+            st!(d, c, b, 13);
+            st!(a, d, c, 18);
+            let mut rb = _mm256_shuffle_epi32::<0x39>(d);
+            let mut rc = _mm256_shuffle_epi32::<0x4e>(c);
+            let mut rd = _mm256_shuffle_epi32::<0x93>(b);
+            st!(rb, a, rd, 7);
+            st!(rc, rb, a, 9);
+            st!(rd, rc, rb, 13);
+            st!(a, rd, rc, 18);
+            d = _mm256_shuffle_epi32::<0x93>(rb);
+            c = _mm256_shuffle_epi32::<0x4e>(rc);
+            b = _mm256_shuffle_epi32::<0x39>(rd);
+        }
+        let mut out = [[0u32; 16]; 2];
+        macro_rules! put {
+            ($v:ident, $i:expr) => {
+                let i: [usize; 4] = $i;
+                out[0][i[0]] = _mm256_extract_epi32::<0>($v) as u32;
+                out[0][i[1]] = _mm256_extract_epi32::<1>($v) as u32;
+                out[0][i[2]] = _mm256_extract_epi32::<2>($v) as u32;
+                out[0][i[3]] = _mm256_extract_epi32::<3>($v) as u32;
+                out[1][i[0]] = _mm256_extract_epi32::<4>($v) as u32;
+                out[1][i[1]] = _mm256_extract_epi32::<5>($v) as u32;
+                out[1][i[2]] = _mm256_extract_epi32::<6>($v) as u32;
+                out[1][i[3]] = _mm256_extract_epi32::<7>($v) as u32;
+            };
+        }
+        put!(a, [0, 5, 10, 15]);
+        put!(b, [4, 9, 14, 3]);
+        put!(c, [8, 13, 2, 7]);
+        put!(d, [12, 1, 6, 11]);
+        for (o, i) in out.iter_mut().zip(&x) {
+            for (ow, iw) in o.iter_mut().zip(i) {
+                *ow = ow.wrapping_add(*iw);
+            }
+        }
+        x.zeroize();
+        out
+    }
+
+    /// XORs `data` with the keystream from block `ctr` on, eight blocks at a time.
+    #[target_feature(enable = "avx2")]
+    pub(super) fn xor(input: &[u32; 16], mut ctr: u64, data: &mut [u8]) {
+        let mut chunks = data.chunks_exact_mut(512);
+        for c in &mut chunks {
+            xor8(input, ctr, c.try_into().expect("512 bytes"));
+            ctr = ctr.wrapping_add(8);
+        }
+        let rest = chunks.into_remainder();
+        if rest.len() > 64 * 4 {
+            let mut buf = [0u8; 512];
+            buf[..rest.len()].copy_from_slice(rest);
+            xor8(input, ctr, &mut buf);
+            rest.copy_from_slice(&buf[..rest.len()]);
+        } else if !rest.is_empty() {
+            super::xor_lanes::<4>(input, ctr, rest);
+        }
+    }
+}
+
+/// XORs `data` with the keystream from block `ctr` on.
+fn xor_blocks(input: &[u32; 16], ctr: u64, data: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    if data.len() > 64 * 4 && std::is_x86_feature_detected!("avx2") {
+        #[allow(unsafe_code)]
+        // SAFETY: `avx2::xor` only needs the CPU to support AVX2, which was just checked; it
+        // is otherwise ordinary safe code.
+        unsafe {
+            avx2::xor(input, ctr, data);
+        }
+        return;
+    }
+    xor_lanes::<4>(input, ctr, data);
+}
+
+/// HSalsa20 on key words: the 32-byte subkey of XSalsa20 (and NaCl's `crypto_box_beforenm`).
+pub(crate) fn hsalsa20_words(key: &[u32; 8], n: &[u8; 16]) -> [u32; 8] {
+    let mut nw = [0u32; 4];
+    for (w, b) in nw.iter_mut().zip(n.chunks_exact(4)) {
+        *w = u32::from_le_bytes(b.try_into().expect("4 bytes"));
+    }
+    let mut i = input(key, nw);
+    let mut x = rounds1(i);
+    let out = [x[0], x[5], x[10], x[15], x[6], x[7], x[8], x[9]];
+    x.zeroize();
+    i.zeroize();
+    out
+}
+
+/// HSalsa20(key, input): the first stage of XSalsa20, and NaCl's key derivation from an
+/// X25519 shared secret (with an all-zero input).
+pub fn hsalsa20(key: &[u8; 32], n: &[u8; 16]) -> [u8; 32] {
+    let mut k = words(key);
+    let mut w = hsalsa20_words(&k, n);
+    k.zeroize();
+    let mut out = [0u8; 32];
+    for (b, v) in out.chunks_exact_mut(4).zip(w) {
+        b.copy_from_slice(&v.to_le_bytes());
+    }
+    w.zeroize();
+    out
+}
+
+/// The Salsa20 stream of one XSalsa20 nonce, past its first 32 bytes (the Poly1305 key).
+#[derive(Zeroize, ZeroizeOnDrop)]
+pub(crate) struct Stream {
+    input: [u32; 16],
+    /// Bytes 32..64 of block 0.
+    first: [u8; 32],
+    /// Block 1, when it was made with block 0 (a box of at most 96 bytes, on AVX2).
+    second: Option<[u8; 64]>,
+}
+
+impl Stream {
+    /// The stream of subkey `key` and the last 8 nonce bytes; and the Poly1305 key.
+    /// `len` is the length of the data the stream will cover.
+    pub(crate) fn new(mut key: [u32; 8], n8: [u8; 8], len: usize) -> (Stream, [u8; 32]) {
+        let n = [
+            u32::from_le_bytes(n8[..4].try_into().expect("4 bytes")),
+            u32::from_le_bytes(n8[4..].try_into().expect("4 bytes")),
+            0,
+            0,
+        ];
+        let input = input(&key, n);
+        key.zeroize();
+        let mut second = None;
+        #[cfg(target_arch = "x86_64")]
+        let mut b0 = if len > 32 && len <= 96 && std::is_x86_feature_detected!("avx2") {
+            #[allow(unsafe_code)]
+            // SAFETY: `avx2::two_blocks` only needs AVX2, which was just detected.
+            let [b0, mut b1] = unsafe { avx2::two_blocks(&input, 0) };
+            let mut t = [0u8; 64];
+            for (b, w) in t.chunks_exact_mut(4).zip(b1) {
+                b.copy_from_slice(&w.to_le_bytes());
+            }
+            b1.zeroize();
+            second = Some(t);
+            b0
+        } else {
+            block(&input, 0)
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let mut b0 = {
+            let _ = len;
+            block(&input, 0)
+        };
+        let mut poly_key = [0u8; 32];
+        let mut first = [0u8; 32];
+        for w in 0..8 {
+            poly_key[w * 4..w * 4 + 4].copy_from_slice(&b0[w].to_le_bytes());
+            first[w * 4..w * 4 + 4].copy_from_slice(&b0[w + 8].to_le_bytes());
+        }
+        b0.zeroize();
+        (
+            Stream {
+                input,
+                first,
+                second,
+            },
+            poly_key,
+        )
+    }
+
+    /// XORs `data` with the stream.
+    pub(crate) fn xor(&self, data: &mut [u8]) {
+        let head = data.len().min(32);
+        for (d, k) in data[..head].iter_mut().zip(&self.first) {
+            *d ^= k;
+        }
+        match &self.second {
+            Some(t) if data.len() <= 96 => {
+                for (d, k) in data.iter_mut().skip(32).zip(t) {
+                    *d ^= k;
+                }
+            }
+            _ if data.len() > 32 => xor_blocks(&self.input, 1, &mut data[32..]),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every lane width gives the same stream as one block at a time, at every length and
+    /// start counter (the AVX2 copy is checked by tests/ when the CPU has AVX2).
+    #[test]
+    fn one_block_matches_the_lane_code() {
+        for ctr in [0u64, 1, 77, u32::MAX as u64] {
+            let input = input(&[ctr as u32 ^ 0x5555_0101; 8], [3, 1, 4, 1]);
+            let lanes = blocks::<1>(&input, ctr);
+            assert_eq!(block(&input, ctr), lanes.map(|w| w[0]));
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn two_blocks_match_one_at_a_time() {
+        if !std::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        for ctr in [0u64, 1, u32::MAX as u64, u64::MAX] {
+            let input = input(&[ctr as u32 ^ 0x0a0b_0c0d; 8], [2, 7, 1, 8]);
+            #[allow(unsafe_code)]
+            // SAFETY: AVX2 was just detected.
+            let two = unsafe { avx2::two_blocks(&input, ctr) };
+            assert_eq!(
+                two,
+                [block(&input, ctr), block(&input, ctr.wrapping_add(1))]
+            );
+        }
+    }
+
+    #[test]
+    fn lane_widths_agree() {
+        let input = input(&[0x0102_0304; 8], [9, 8, 0, 0]);
+        for len in 0..1100 {
+            for ctr in [1u64, u32::MAX as u64] {
+                let mut one = vec![0x33u8; len];
+                for (i, c) in one.chunks_mut(64).enumerate() {
+                    xor_chunk::<1>(&input, ctr + i as u64, c);
+                }
+                let mut four = vec![0x33u8; len];
+                xor_lanes::<4>(&input, ctr, &mut four);
+                let mut eight = vec![0x33u8; len];
+                xor_lanes::<8>(&input, ctr, &mut eight);
+                assert_eq!(one, four, "len {len}");
+                assert_eq!(one, eight, "len {len}");
+                #[cfg(target_arch = "x86_64")]
+                if std::is_x86_feature_detected!("avx2") {
+                    let mut simd = vec![0x33u8; len];
+                    #[allow(unsafe_code)]
+                    // SAFETY: AVX2 was just detected.
+                    unsafe {
+                        avx2::xor(&input, ctr, &mut simd)
+                    };
+                    assert_eq!(one, simd, "len {len}");
+                }
+            }
+        }
+    }
+}
