@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Miri over the workspace's unsafe code: omq-xsalsa's SIMD (with AVX2 enabled for Miri, so the
+# AVX2 paths are the ones interpreted). Needs the nightly toolchain with its miri and rust-src
+# components (`rustup component add --toolchain nightly miri rust-src`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}/miri-build"
+RUSTFLAGS="-C target-feature=+avx2" cargo +nightly miri test -p omq-xsalsa --test miri
+RUSTFLAGS="-C target-feature=+avx2" cargo +nightly miri test -p omq-xsalsa --lib two_blocks
