@@ -224,6 +224,24 @@ async fn radio_dish_udp<R: Runtime>() {
         within::<R, _>(dish.recv()).await.unwrap(),
         Message::from("after")
     );
+    // Host names resolve (off the runtime's thread) for both sides.
+    let named = Socket::<R>::new(SocketType::Dish, o().recv_timeout(Some(T))).unwrap();
+    let at = named.bind("udp://localhost:0").await.unwrap().to_string();
+    let port = at.rsplit(':').next().unwrap().to_string();
+    named.join("n").unwrap();
+    let by_name = Socket::<R>::new(SocketType::Radio, o()).unwrap();
+    by_name
+        .connect(&format!("udp://localhost:{port}"))
+        .await
+        .unwrap();
+    by_name
+        .send(Message::from("by name").with_group("n"))
+        .await
+        .unwrap();
+    assert_eq!(
+        within::<R, _>(named.recv()).await.unwrap(),
+        Message::from("by name")
+    );
     // Unbinding frees the port at once.
     dish.unbind(&bound).await.unwrap();
     let again = Socket::<R>::new(SocketType::Dish, o()).unwrap();

@@ -267,6 +267,28 @@ pub fn not_a_stream(endpoint: &Endpoint) -> io::Error {
     )
 }
 
+/// Runs `f` on a thread of its own when `host` is a name to look up (the system resolver
+/// blocks), and inline for addresses and `*`: for runtimes without a blocking pool, and for
+/// udp, which the driver opens itself.
+pub async fn off_thread_for_names<T: Send + 'static>(
+    host: &Host,
+    f: impl FnOnce() -> io::Result<T> + Send + 'static,
+) -> io::Result<T> {
+    match host {
+        Host::Name(_) => {
+            let (tx, rx) = futures_channel::oneshot::channel();
+            std::thread::Builder::new()
+                .name("omq-resolve".into())
+                .spawn(move || {
+                    let _ = tx.send(f());
+                })?;
+            rx.await
+                .map_err(|_| io::Error::other("the resolver thread died"))?
+        }
+        _ => f(),
+    }
+}
+
 /// Tries `connect` on each resolved address in turn and returns the first success, or the
 /// last failure (what libzmq does with a name that resolves to several addresses).
 pub async fn connect_any<T, F, Fut>(addrs: Vec<SocketAddr>, mut connect: F) -> io::Result<T>

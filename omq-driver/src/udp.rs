@@ -55,7 +55,12 @@ pub(crate) async fn bind<R: Runtime>(
     port: u16,
     transport: &TransportOptions,
 ) -> Result<Endpoint, Error> {
-    let made = open_bound::<R>(host, port, transport);
+    let made = {
+        let (h, t) = (host.clone(), transport.clone());
+        crate::net::off_thread_for_names(host, move || crate::net::udp_bind(&h, port, &t))
+            .await
+            .and_then(|(socket, resolved)| Ok((R::datagram(socket)?, resolved)))
+    };
     let (socket, resolved) = match made {
         Ok(made) => made,
         Err(e) => {
@@ -85,15 +90,6 @@ pub(crate) async fn bind<R: Runtime>(
     Ok(resolved.parse()?)
 }
 
-fn open_bound<R: Runtime>(
-    host: &Host,
-    port: u16,
-    transport: &TransportOptions,
-) -> std::io::Result<(R::Datagram, String)> {
-    let (socket, resolved) = crate::net::udp_bind(host, port, transport)?;
-    Ok((R::datagram(socket)?, resolved))
-}
-
 /// RADIO: opens the socket for a connect's pipe and sends from it until the pipe is closed.
 /// A failure to open it is a failed connect (retried after RECONNECT_IVL).
 pub(crate) async fn dial<R: Runtime>(
@@ -103,7 +99,12 @@ pub(crate) async fn dial<R: Runtime>(
     port: u16,
     transport: &TransportOptions,
 ) {
-    let made = crate::net::udp_connect(host, port, transport).and_then(R::datagram);
+    let made = {
+        let (h, t) = (host.clone(), transport.clone());
+        crate::net::off_thread_for_names(host, move || crate::net::udp_connect(&h, port, &t))
+            .await
+            .and_then(R::datagram)
+    };
     let signal = Arc::new(Signal::default());
     let socket = shared.with(|st| match made {
         Ok(_) if st.stopped => None,

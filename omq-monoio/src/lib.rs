@@ -229,32 +229,10 @@ impl Listener<Monoio> for MonoioListener {
     }
 }
 
-/// Runs `f` on a short-lived thread when `host` is a name to look up (the system resolver
-/// blocks, and monoio's `spawn_blocking` needs a pool the user may not have attached), and
-/// inline for literal addresses and `*`.
-async fn off_thread_for_names<T: Send + 'static>(
-    host: &Host,
-    f: impl FnOnce() -> io::Result<T> + Send + 'static,
-) -> io::Result<T> {
-    match host {
-        Host::Name(_) => {
-            let (tx, rx) = futures_channel::oneshot::channel();
-            std::thread::Builder::new()
-                .name("omq-resolve".into())
-                .spawn(move || {
-                    let _ = tx.send(f());
-                })?;
-            rx.await
-                .map_err(|_| io::Error::other("the resolver thread died"))?
-        }
-        _ => f(),
-    }
-}
-
 async fn connect_tcp(host: &Host, port: u16, t: &TransportOptions) -> io::Result<(Reader, Writer)> {
     let (h, ipv6) = (host.clone(), t.ipv6);
     let addrs: Vec<SocketAddr> =
-        off_thread_for_names(host, move || net::resolve(&h, port, ipv6)).await?;
+        net::off_thread_for_names(host, move || net::resolve(&h, port, ipv6)).await?;
     // monoio's own connect (an io_uring op, or a non-blocking connect on epoll) makes the
     // socket the way its driver wants it; TCP_NODELAY and the connection options are set on
     // the result.
@@ -316,7 +294,8 @@ impl Runtime for Monoio {
             Endpoint::Tcp { host, port, .. } => {
                 let (h, port, t) = (host.clone(), *port, t.clone());
                 let (l, resolved) =
-                    off_thread_for_names(host, move || net::tcp_listener(&h, port, &t)).await?;
+                    net::off_thread_for_names(host, move || net::tcp_listener(&h, port, &t))
+                        .await?;
                 l.set_nonblocking(nonblocking())?;
                 Ok((MonoioListener::Tcp(TcpListener::from_std(l)?), resolved))
             }
