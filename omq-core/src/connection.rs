@@ -12,6 +12,7 @@ use std::time::Instant;
 use bytes::{Bytes, BytesMut};
 
 use crate::error::{SessionError, UsageError};
+use crate::mechanism::{AuthReply, AuthRequest};
 use crate::pipe::{Command, Outbound, PipeId};
 use crate::session::{Session, SessionConfig, SessionEvent};
 use crate::socket::Socket;
@@ -124,6 +125,40 @@ impl Connection {
     /// the socket's other connections, then calls [`Connection::finish_input`] under it.
     pub fn handle_bytes(&mut self, buf: &mut BytesMut, now: Instant) -> Result<(), SessionError> {
         self.session.handle_input(buf, now)
+    }
+
+    /// Takes the authentication request that [`Connection::handle_bytes`] raised, if any, so
+    /// that a driver can ask the authenticator outside the socket's lock (an authenticator
+    /// may wait, for a ZAP handler in another thread, and must not hold up the socket
+    /// meanwhile). Answer with [`Connection::handle_auth_reply`] before
+    /// [`Connection::finish_input`]; events decoded before the request keep their order. A
+    /// request not taken is answered by [`Connection::deliver`], under the lock.
+    pub fn take_auth_request(&mut self) -> Option<AuthRequest> {
+        if self.session.is_ready() {
+            return None;
+        }
+        let mut before = Vec::new();
+        let mut found = None;
+        while let Some(e) = self.session.poll_event() {
+            match e {
+                SessionEvent::AuthRequest(r) => {
+                    found = Some(r);
+                    break;
+                }
+                e => before.push(e),
+            }
+        }
+        // What came before goes first; what the session still holds comes after it.
+        self.stash.extend(before);
+        found
+    }
+
+    /// The authenticator's answer to [`Connection::take_auth_request`]; a refusal is
+    /// reported by the next input call, as when [`Connection::deliver`] asks.
+    pub fn handle_auth_reply(&mut self, reply: AuthReply, now: Instant) {
+        if let Err(e) = self.session.handle_auth_reply(reply, now) {
+            self.failed = Some(e);
+        }
     }
 
     /// The other half: hands what [`Connection::handle_bytes`] completed to the socket and

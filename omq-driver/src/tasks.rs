@@ -527,6 +527,12 @@ fn drain_input<R: Runtime>(
         }
         let now = R::now();
         let decoded = conn.handle_bytes(buf, now);
+        if let Some(request) = conn.take_auth_request() {
+            // Asked outside the socket's lock: an authenticator may wait (for a ZAP handler
+            // in another thread), and the socket's other users must not wait with it.
+            let options = shared.with(|st| st.core.options().clone());
+            conn.handle_auth_reply(options.authenticate(&request), R::now());
+        }
         shared.with(|st| conn.finish_input(&mut st.core, decoded, now))?;
         if !conn.input_pending(buf) {
             return Ok(());

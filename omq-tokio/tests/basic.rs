@@ -186,3 +186,48 @@ async fn a_dropped_socket_still_delivers_to_a_peer_that_binds_soon_after() {
         Message::from("sent, then dropped")
     );
 }
+
+/// The authenticator is asked outside the socket's lock: while it waits (as one waiting for a
+/// ZAP handler in another thread does), the server socket stays usable. Here it waits until
+/// another thread has used the socket, which could not happen under the lock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn authenticator_may_wait_while_the_socket_is_used() {
+    use omq_tokio::{AuthReply, AuthRequest};
+    use std::sync::{mpsc, Mutex};
+    let (asked_tx, asked_rx) = mpsc::channel::<()>();
+    let (go_tx, go_rx) = mpsc::channel::<()>();
+    let (asked_tx, go_rx) = (Mutex::new(asked_tx), Mutex::new(go_rx));
+    let auth = move |_: &AuthRequest| {
+        let _ = asked_tx.lock().unwrap().send(());
+        match go_rx.lock().unwrap().recv_timeout(T) {
+            Ok(()) => AuthReply::allow(),
+            Err(_) => AuthReply::deny("the socket was not usable meanwhile"),
+        }
+    };
+    let server = Socket::new(
+        SocketType::Pull,
+        Options::default().plain_server(true).authenticator(auth),
+    )
+    .unwrap();
+    let ep = server.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
+    let user = server.clone();
+    let other = std::thread::spawn(move || {
+        asked_rx
+            .recv_timeout(T)
+            .expect("the authenticator was never asked");
+        assert!(matches!(user.try_recv(), Err(Error::WouldBlock)));
+        go_tx.send(()).unwrap();
+    });
+    let client = Socket::new(
+        SocketType::Push,
+        Options::default().plain_username("u").plain_password("p"),
+    )
+    .unwrap();
+    client.connect(&ep).await.unwrap();
+    within(client.send(Message::multipart(["through"])))
+        .await
+        .unwrap();
+    let m = within(server.recv()).await.unwrap();
+    assert_eq!(m.parts()[0].as_slice(), b"through");
+    other.join().unwrap();
+}
