@@ -7,7 +7,7 @@
 
 use std::collections::VecDeque;
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Poll;
 use std::time::{Duration, Instant};
@@ -15,14 +15,16 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use futures_util::future::{select_all, FutureExt};
 use futures_util::{SinkExt, StreamExt};
+use omq_core::wire::metadata::Metadata;
 use omq_tokio::{
-    CurveKeyPair, CurvePublicKey, CurveSecretKey, Error, MechanismConfig, Message, Options, Part,
-    ReconnectStop, RouterNotify, SocketOption, SocketType,
+    AuthReply, AuthRequest, Authenticator, Credentials, CurveKeyPair, CurvePublicKey,
+    CurveSecretKey, Error, MechanismConfig, Message, Options, Part, ReconnectStop, RouterNotify,
+    SocketOption, SocketType,
 };
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
-use pyo3::types::{PyBytes, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList};
 use tokio::runtime::Handle;
 
 /// How long a blocking call waits at a time before looking at Python's signals (Ctrl-C).
@@ -40,6 +42,34 @@ const EMSGSIZE: i32 = 90;
 const HAUSNUMERO: i32 = 156384712;
 const EFSM: i32 = HAUSNUMERO + 51;
 const ETERM: i32 = HAUSNUMERO + 53;
+
+/// Python is exiting (set by `omq`'s atexit handler, on the thread that runs it).
+static EXITING: AtomicBool = AtomicBool::new(false);
+static EXIT_THREAD: Mutex<Option<std::thread::ThreadId>> = Mutex::new(None);
+
+/// Called, without the GIL, between the slices of a wait: once Python is exiting, a thread
+/// other than the one exiting (a daemon thread: the others were joined) waits here for good
+/// rather than take the GIL back, which the interpreter would answer by ending the thread
+/// with a forced unwind through Rust frames (an abort: "exception not rethrown"). The process
+/// ends with the thread parked, as it ends daemon threads blocked in libzmq.
+fn park_if_exiting() {
+    if !EXITING.load(Ordering::Acquire) {
+        return;
+    }
+    if *lock(&EXIT_THREAD) == Some(std::thread::current().id()) {
+        return;
+    }
+    loop {
+        std::thread::park();
+    }
+}
+
+/// Python is exiting (atexit): see [`park_if_exiting`].
+#[pyfunction]
+fn exiting() {
+    *lock(&EXIT_THREAD) = Some(std::thread::current().id());
+    EXITING.store(true, Ordering::Release);
+}
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -131,9 +161,15 @@ where
             None => SLICE,
         };
         let fut = make();
+        // Polled on this thread, parked between wake-ups: no timer of the runtime's, so a
+        // wait neither asks the runtime thread to re-arm its timers nor meets a runtime that
+        // shut down meanwhile (at exit), and its slice ends on time whatever the worker does.
         let r = py.allow_threads(|| {
+            park_if_exiting();
             let _g = handle.enter();
-            handle.block_on(async { tokio::time::timeout(slice, fut).await.ok() })
+            let r = block_on_for(fut, slice);
+            park_if_exiting();
+            r
         });
         if let Some(v) = r {
             return Ok(Some(v));
@@ -240,12 +276,180 @@ impl Runtime {
     }
 }
 
+/// Where a ZAP handler binds (ZAP, spec 27): a socket bound here answers the authentication
+/// requests of every server socket (PLAIN, CURVE, NULL with a ZAP_DOMAIN).
+const ZAP_ENDPOINT: &str = "inproc://zeromq.zap.01";
+/// How many sockets are bound at [`ZAP_ENDPOINT`] (inproc names are per process in omq). With
+/// none, every peer is let in, as libzmq does without a handler.
+static ZAP_HANDLERS: AtomicUsize = AtomicUsize::new(0);
+static ZAP_SEQUENCE: AtomicU64 = AtomicU64::new(1);
+/// How long a handshake waits for the ZAP handler's answer before refusing the peer (500).
+const ZAP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Every socket's authenticator: asks the ZAP handler bound at [`ZAP_ENDPOINT`], if any, with
+/// libzmq's request and reads its reply, so that pyzmq's `zmq.auth` (or any handler written
+/// against libzmq) decides who gets in. The driver asks outside the socket's lock; the wait
+/// runs in `block_in_place` so the runtime's other work goes on meanwhile.
+struct Zap {
+    handle: Handle,
+    /// The socket's ROUTING_ID, the request's "identity" frame.
+    identity: Arc<Mutex<Bytes>>,
+}
+
+impl Authenticator for Zap {
+    fn authenticate(&self, request: &AuthRequest) -> AuthReply {
+        if ZAP_HANDLERS.load(Ordering::SeqCst) == 0 {
+            return AuthReply::allow();
+        }
+        tokio::task::block_in_place(|| self.ask(request))
+    }
+}
+
+/// The address ZAP reports: the peer's IP without its port.
+fn zap_address(peer: &str) -> &str {
+    match peer.rsplit_once(':') {
+        Some((host, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => {
+            host.trim_start_matches('[').trim_end_matches(']')
+        }
+        _ => peer,
+    }
+}
+
+impl Zap {
+    fn ask(&self, request: &AuthRequest) -> AuthReply {
+        let seq = ZAP_SEQUENCE.fetch_add(1, Ordering::Relaxed).to_string();
+        let mut frames: Vec<Part> = vec![
+            Part::from(&b""[..]),
+            Part::from(&b"1.0"[..]),
+            Part::from(seq.clone()),
+            Part::from(request.zap_domain.clone()),
+            Part::from(zap_address(&request.peer_address).to_string()),
+            Part::from(lock(&self.identity).clone()),
+        ];
+        match &request.credentials {
+            Credentials::Plain { username, password } => {
+                frames.push(Part::from(&b"PLAIN"[..]));
+                frames.push(Part::from(username.clone()));
+                frames.push(Part::from(password.as_slice()));
+            }
+            Credentials::Curve { client_key } => {
+                frames.push(Part::from(&b"CURVE"[..]));
+                frames.push(Part::from(&client_key.as_bytes()[..]));
+            }
+            _ => frames.push(Part::from(&b"NULL"[..])),
+        }
+        let _g = self.handle.enter();
+        let exchange = async {
+            let dealer = omq_tokio::Socket::new(SocketType::Dealer, Options::default())?;
+            dealer.set_option(SocketOption::Linger(Some(Duration::ZERO)))?;
+            dealer.connect(ZAP_ENDPOINT).await?;
+            dealer.send(Message::multipart(frames)).await?;
+            let reply = loop {
+                let m = dealer.recv().await?;
+                // [empty, version, request id, status code, status text, user id, metadata]
+                let p = m.parts();
+                if p.len() >= 6 && p[2].as_slice() == seq.as_bytes() {
+                    break m;
+                }
+            };
+            let _ = dealer.close().await;
+            Ok::<Message, Error>(reply)
+        };
+        let reply = match block_on_for(exchange, ZAP_TIMEOUT) {
+            Some(Ok(m)) => m,
+            Some(Err(e)) => return AuthReply::with_status(500, format!("ZAP: {e}")),
+            None => return AuthReply::with_status(500, "the ZAP handler did not answer"),
+        };
+        let p = reply.parts();
+        let text = |i: usize| String::from_utf8_lossy(p[i].as_slice()).into_owned();
+        let status = std::str::from_utf8(p[3].as_slice())
+            .ok()
+            .and_then(|s| s.parse::<u16>().ok())
+            .unwrap_or(500);
+        let mut out = AuthReply::with_status(status, text(4));
+        if p.len() > 5 && !p[5].is_empty() {
+            out = out.user_id(Bytes::copy_from_slice(p[5].as_slice()));
+        }
+        if let Some(meta) = p.get(6) {
+            for (name, value) in zmtp_properties(meta.as_slice()) {
+                out = out.property(&name, value);
+            }
+        }
+        out
+    }
+}
+
+/// ZMTP properties (a name length byte, the name, a 4-byte value length, the value, ...), as
+/// a ZAP reply's metadata frame carries them; parsing stops at the first malformed one.
+fn zmtp_properties(mut b: &[u8]) -> Vec<(String, Bytes)> {
+    let mut out = Vec::new();
+    while let Some((&n, rest)) = b.split_first() {
+        let n = n as usize;
+        if rest.len() < n + 4 {
+            break;
+        }
+        let name = String::from_utf8_lossy(&rest[..n]).into_owned();
+        let len = u32::from_be_bytes([rest[n], rest[n + 1], rest[n + 2], rest[n + 3]]) as usize;
+        let rest = &rest[n + 4..];
+        if rest.len() < len {
+            break;
+        }
+        out.push((name, Bytes::copy_from_slice(&rest[..len])));
+        b = &rest[len..];
+    }
+    out
+}
+
+/// Wakes the thread that waits in [`block_on_for`].
+struct Unpark(std::thread::Thread);
+
+impl std::task::Wake for Unpark {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+/// Runs `fut` on this thread until it is done or `limit` passed, needing nothing of the
+/// runtime's drivers (inproc moves messages inline), so it works wherever it is called.
+fn block_on_for<F: Future>(fut: F, limit: Duration) -> Option<F::Output> {
+    let waker = std::task::Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut fut = std::pin::pin!(fut);
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+            return Some(v);
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return None;
+        }
+        std::thread::park_timeout(deadline - now);
+    }
+}
+
+/// The properties of a received message as a dict (names to str), for `Frame.get`.
+fn properties<'py>(py: Python<'py>, meta: Option<&Metadata>) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new_bound(py);
+    if let Some(m) = meta {
+        for (name, value) in m.iter() {
+            d.set_item(name, String::from_utf8_lossy(value))?;
+        }
+    }
+    Ok(d)
+}
+
 #[derive(Default)]
 struct Rx {
     /// The rest of the message being read frame by frame.
     parts: VecDeque<Part>,
     /// Whole messages taken off the socket by a readiness wait, not yet read.
     stash: VecDeque<Message>,
+    /// The properties of the message `parts` belongs to.
+    meta: Option<Arc<Metadata>>,
 }
 
 /// What a socket has read but not handed out, shared with the runtime's readiness waits
@@ -315,6 +519,18 @@ struct RawSocket {
     /// REQ: a request went out, its reply is not read yet. REP: a request was read, its reply
     /// not sent yet. Neither socket can send in the other state (POLLOUT says so).
     turn: AtomicBool,
+    /// ROUTING_ID, which the ZAP requests of this socket carry.
+    identity: Arc<Mutex<Bytes>>,
+    /// Bound at the ZAP endpoint (counted in [`ZAP_HANDLERS`]).
+    zap_handler: AtomicBool,
+}
+
+impl RawSocket {
+    fn zap_unbound(&self) {
+        if self.zap_handler.swap(false, Ordering::SeqCst) {
+            ZAP_HANDLERS.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
 }
 
 impl Drop for RawSocket {
@@ -324,6 +540,7 @@ impl Drop for RawSocket {
         if let Some(m) = lock(&self.monitor).take() {
             let _ = m.send(());
         }
+        self.zap_unbound();
     }
 }
 
@@ -581,18 +798,32 @@ impl RawSocket {
         }
     }
 
-    fn recv_frame<'py>(&self, py: Python<'py>, flags: i32) -> PyResult<Bound<'py, PyBytes>> {
-        if let Some(p) = lock(&self.rx.rx).parts.pop_front() {
-            return Ok(PyBytes::new_bound(py, p.as_slice()));
+    /// One frame, and with `want_meta` the properties of its message.
+    fn recv_frame<'py>(
+        &self,
+        py: Python<'py>,
+        flags: i32,
+        want_meta: bool,
+    ) -> PyResult<(Bound<'py, PyBytes>, Option<Arc<Metadata>>)> {
+        {
+            let mut rx = lock(&self.rx.rx);
+            if let Some(p) = rx.parts.pop_front() {
+                let meta = if want_meta { rx.meta.clone() } else { None };
+                return Ok((PyBytes::new_bound(py, p.as_slice()), meta));
+            }
         }
         let msg = self.recv_msg(py, flags & 1 != 0)?;
+        let meta = msg.shared_metadata().cloned();
+        let several = msg.len() > 1;
         let mut parts = msg.into_parts();
         let first = parts.next();
-        lock(&self.rx.rx).parts.extend(parts);
-        Ok(PyBytes::new_bound(
-            py,
-            first.as_ref().map_or(&[][..], |p| p.as_slice()),
-        ))
+        if several {
+            let mut rx = lock(&self.rx.rx);
+            rx.parts.extend(parts);
+            rx.meta = meta.clone();
+        }
+        let b = PyBytes::new_bound(py, first.as_ref().map_or(&[][..], |p| p.as_slice()));
+        Ok((b, if want_meta { meta } else { None }))
     }
 }
 
@@ -643,9 +874,14 @@ impl RawSocket {
         }
         let t = socket_type(socket_type_)
             .ok_or_else(|| zerr(EINVAL, format!("unknown socket type {socket_type_}")))?;
+        let identity = Arc::new(Mutex::new(Bytes::new()));
+        let zap = Zap {
+            handle: runtime.handle.clone(),
+            identity: identity.clone(),
+        };
         let sock = {
             let _g = runtime.handle.enter();
-            omq_tokio::Socket::new(t, Options::default()).map_err(to_py)?
+            omq_tokio::Socket::new(t, Options::default().authenticator(zap)).map_err(to_py)?
         };
         Ok(RawSocket {
             sock: Mutex::new(Some(sock)),
@@ -662,6 +898,8 @@ impl RawSocket {
             monitor: Mutex::default(),
             pending: runtime.pending.clone(),
             turn: AtomicBool::new(false),
+            identity,
+            zap_handler: AtomicBool::new(false),
         })
     }
 
@@ -685,7 +923,12 @@ impl RawSocket {
             async move { s.bind(ep).await }
         })?;
         match r {
-            Some(Ok(e)) => Ok(e.to_string()),
+            Some(Ok(e)) => {
+                if endpoint == ZAP_ENDPOINT && !self.zap_handler.swap(true, Ordering::SeqCst) {
+                    ZAP_HANDLERS.fetch_add(1, Ordering::SeqCst);
+                }
+                Ok(e.to_string())
+            }
             Some(Err(e)) => Err(to_py(e)),
             None => Err(zerr(EAGAIN, "bind timed out")),
         }
@@ -707,6 +950,9 @@ impl RawSocket {
             let ep = ep.clone();
             async move { s.unbind(ep).await }
         })?;
+        if endpoint == ZAP_ENDPOINT {
+            self.zap_unbound();
+        }
         r.unwrap_or(Ok(())).map_err(to_py)
     }
 
@@ -765,7 +1011,7 @@ impl RawSocket {
     #[pyo3(signature = (flags = 0, copy = true, track = false))]
     #[allow(unused_variables)]
     fn recv(&self, py: Python<'_>, flags: i32, copy: bool, track: bool) -> PyResult<PyObject> {
-        let b = self.recv_frame(py, flags)?;
+        let (b, meta) = self.recv_frame(py, flags, !copy)?;
         if copy {
             return Ok(b.into_any().unbind());
         }
@@ -774,7 +1020,36 @@ impl RawSocket {
         })?;
         let f = frame.call1(py, (b,))?;
         f.setattr(py, "more", self.rcvmore())?;
+        f.setattr(py, "_properties", properties(py, meta.as_deref())?)?;
         Ok(f)
+    }
+
+    /// `recv_multipart`, with the properties of the message (for `copy=False`'s frames).
+    #[pyo3(signature = (flags = 0))]
+    fn recv_multipart_props<'py>(
+        &self,
+        py: Python<'py>,
+        flags: i32,
+    ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyDict>)> {
+        let (rest, meta) = {
+            let mut rx = lock(&self.rx.rx);
+            (rx.parts.drain(..).collect::<Vec<Part>>(), rx.meta.clone())
+        };
+        if !rest.is_empty() {
+            let list = PyList::new_bound(
+                py,
+                rest.iter().map(|p| PyBytes::new_bound(py, p.as_slice())),
+            );
+            return Ok((list, properties(py, meta.as_deref())?));
+        }
+        let msg = self.recv_msg(py, flags & 1 != 0)?;
+        let list = PyList::new_bound(
+            py,
+            msg.parts()
+                .iter()
+                .map(|p| PyBytes::new_bound(py, p.as_slice())),
+        );
+        Ok((list, properties(py, msg.metadata())?))
     }
 
     /// Receives the rest of a message (all of it when no frame of it was read yet).
@@ -839,7 +1114,11 @@ impl RawSocket {
                 self.linger.store(v, Ordering::Relaxed);
                 O::Linger(ms_to_timeout(v))
             }
-            5 => O::RoutingId(bytes_of(value)?),
+            5 => {
+                let id = bytes_of(value)?;
+                *lock(&self.identity) = id.clone();
+                O::RoutingId(id)
+            }
             61 => O::ConnectRoutingId(bytes_of(value)?),
             33 => O::RouterMandatory(int_of(value)? != 0),
             56 => O::RouterHandover(int_of(value)? != 0),
@@ -1005,6 +1284,7 @@ impl RawSocket {
         if let Some(m) = lock(&self.monitor).take() {
             let _ = m.send(());
         }
+        self.zap_unbound();
         let Some(sock) = sock else { return Ok(()) };
         if self.terminated.load(Ordering::Relaxed) {
             return Ok(());
@@ -1184,7 +1464,10 @@ fn poll(py: Python<'_>, items: Vec<(Py<RawSocket>, i32)>, timeout_ms: i64) -> Py
         };
         if items.is_empty() {
             let slice = left.unwrap_or(SLICE).min(SLICE);
-            py.allow_threads(|| std::thread::sleep(slice));
+            py.allow_threads(|| {
+                std::thread::sleep(slice);
+                park_if_exiting();
+            });
             py.check_signals()?;
             continue;
         }
@@ -1222,7 +1505,51 @@ fn proxy(
             .spawn(async move { omq_tokio::proxy(&f, &b, c.as_ref()).await })
     };
     let run = Arc::new(Mutex::new(run));
-    let r = wait(py, &frontend.handle, None, || {
+    let term = Some(&*frontend.terminating);
+    let r = wait_or_term(py, &frontend.handle, None, term, || {
+        let run = run.clone();
+        futures_util::future::poll_fn(move |cx| lock(&run).poll_unpin(cx))
+    });
+    match r {
+        Ok(Some(Ok(Ok(())))) | Ok(None) => Ok(()),
+        Ok(Some(Ok(Err(e)))) => Err(to_py(e)),
+        Ok(Some(Err(_))) => Err(zerr(ETERM, "proxy stopped")),
+        Err(e) => {
+            lock(&run).abort();
+            Err(e)
+        }
+    }
+}
+
+/// libzmq's `zmq_proxy_steerable`: [`proxy`], steered by the commands read from `control`
+/// (PAUSE, RESUME, TERMINATE, STATISTICS); returns after TERMINATE.
+#[pyfunction]
+#[pyo3(signature = (frontend, backend, capture = None, control = None))]
+fn proxy_steerable(
+    py: Python<'_>,
+    frontend: &RawSocket,
+    backend: &RawSocket,
+    capture: Option<&RawSocket>,
+    control: Option<&RawSocket>,
+) -> PyResult<()> {
+    let Some(control) = control else {
+        return proxy(py, frontend, backend, capture);
+    };
+    let f = frontend.sock()?;
+    let b = backend.sock()?;
+    let c = capture.map(|c| c.sock()).transpose()?;
+    let k = control.sock()?;
+    let run = {
+        let _g = frontend.handle.enter();
+        frontend.handle.spawn(async move {
+            omq_tokio::proxy_steerable(&f, &b, c.as_ref(), &k)
+                .await
+                .map(|_| ())
+        })
+    };
+    let run = Arc::new(Mutex::new(run));
+    let term = Some(&*frontend.terminating);
+    let r = wait_or_term(py, &frontend.handle, None, term, || {
         let run = run.clone();
         futures_util::future::poll_fn(move |cx| lock(&run).poll_unpin(cx))
     });
@@ -1278,6 +1605,8 @@ fn _omq(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<RawSocket>()?;
     m.add_function(wrap_pyfunction!(poll, m)?)?;
     m.add_function(wrap_pyfunction!(proxy, m)?)?;
+    m.add_function(wrap_pyfunction!(exiting, m)?)?;
+    m.add_function(wrap_pyfunction!(proxy_steerable, m)?)?;
     m.add_function(wrap_pyfunction!(watch, m)?)?;
     m.add_class::<Watch>()?;
     m.add_function(wrap_pyfunction!(curve_keypair, m)?)?;

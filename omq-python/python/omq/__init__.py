@@ -21,6 +21,7 @@ from .sugar import (
     _SocketContext,
     device,
     proxy,
+    proxy_steerable,
     select,
     zmq_poll,
 )
@@ -78,13 +79,9 @@ def get_library_dirs():
     return []
 
 
-def proxy_steerable(frontend, backend, capture=None, control=None):
-    raise ZMQError(ENOTSUP, "proxy_steerable is not in omq's Python binding yet")  # noqa: F405
-
-
 def __getattr__(name):
-    if name == "asyncio":
+    if name in ("asyncio", "auth", "devices"):
         import importlib
 
-        return importlib.import_module(".asyncio", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError("module 'omq' has no attribute %r" % name)

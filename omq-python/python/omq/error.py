@@ -106,3 +106,9 @@ __all__ = [
     "ZMQVersionError",
     "strerror",
 ]
+
+
+def _check_version(min_version_info, msg="Feature"):
+    """Raises ZMQVersionError when the libzmq omq follows (4.3.5) is older than asked."""
+    if (4, 3, 5) < tuple(min_version_info):
+        raise ZMQVersionError(".".join(str(v) for v in min_version_info), msg)

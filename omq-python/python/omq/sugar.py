@@ -165,13 +165,24 @@ class Frame:
 
     def get(self, option):
         if isinstance(option, str):
-            return self._properties.get(option)
+            # A connection property (Socket-Type, Identity, User-Id, a ZAP handler's).
+            props = self._properties
+            if option in props:
+                return props[option]
+            low = option.lower()
+            for k, v in props.items():
+                if k.lower() == low:
+                    return v
+            return None
         if option == C.MORE:
             return int(self.more)
         raise ZMQError(EINVAL)
 
     def set(self, option, value):
         raise ZMQError(EINVAL)
+
+    def __getitem__(self, key):
+        return self.get(key)
 
 
 Message = Frame
@@ -488,10 +499,12 @@ class Socket(_omq.RawSocket):
         return None
 
     def recv_multipart(self, flags=0, copy=True, track=False):
-        parts = _raw_recv_multipart(self, flags)
         if copy:
-            return parts
+            return _raw_recv_multipart(self, flags)
+        parts, props = self.recv_multipart_props(flags)
         frames = [Frame(p) for p in parts]
+        for f in frames:
+            f._properties = props
         for f in frames[:-1]:
             f.more = True
         return frames
@@ -839,12 +852,20 @@ def proxy(frontend, backend, capture=None):
     _omq.proxy(frontend, backend, capture)
 
 
+def proxy_steerable(frontend, backend, capture=None, control=None):
+    """libzmq's zmq_proxy_steerable: a proxy that `control` pauses (PAUSE), resumes
+    (RESUME), asks for statistics (STATISTICS) and stops (TERMINATE, then it returns)."""
+    _omq.proxy_steerable(frontend, backend, capture, control)
+
+
 def device(device_type, frontend, backend):
     proxy(frontend, backend)
 
 
 @atexit.register
 def _cleanup():
+    # From here on, daemon threads blocked in omq stay blocked (see park_if_exiting).
+    _omq.exiting()
     inst = Context._instance
     if inst is not None and not inst.closed:
         try:

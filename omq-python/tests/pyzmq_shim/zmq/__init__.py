@@ -10,6 +10,12 @@ import types
 import omq
 import omq._omq
 import omq.asyncio
+import omq.auth
+import omq.auth.asyncio
+import omq.auth.base
+import omq.auth.certs
+import omq.auth.thread
+import omq.devices
 import omq.constants
 import omq.error
 import omq.sugar
@@ -41,6 +47,8 @@ _subs = dict(
 for _k, _v in _subs.items():
     setattr(sugar, _k, _v)
 sys.modules["zmq"] = omq
-for name in ["_omq", "asyncio", "constants", "error", "utils", "utils.jsonapi", "utils.monitor", "utils.z85"]:
+for name in ["_omq", "asyncio", "auth", "auth.asyncio", "auth.base", "auth.certs", "auth.thread",
+             "devices", "devices.basedevice", "devices.monitoredqueue", "devices.monitoredqueuedevice",
+             "devices.proxydevice", "devices.proxysteerabledevice", "constants", "error", "utils", "utils.jsonapi", "utils.monitor", "utils.z85"]:
     sys.modules["zmq." + name] = sys.modules["omq." + name]
 omq.backend = backend
