@@ -82,10 +82,10 @@ fn zerr(errno: i32, msg: impl Into<String>) -> PyErr {
     let msg = msg.into();
     Python::with_gil(|py| {
         let make = MAKE_ERROR.get_or_try_init(py, || -> PyResult<PyObject> {
-            Ok(py.import_bound("omq.error")?.getattr("_make")?.unbind())
+            Ok(py.import("omq.error")?.getattr("_make")?.unbind())
         });
         match make.and_then(|f| f.call1(py, (errno, msg))) {
-            Ok(e) => PyErr::from_value_bound(e.into_bound(py)),
+            Ok(e) => PyErr::from_value(e.into_bound(py)),
             Err(e) => e,
         }
     })
@@ -186,7 +186,7 @@ fn ms_to_timeout(ms: i64) -> Option<Duration> {
 }
 
 /// One runtime thread for a context: tokio's multi-thread scheduler with a single worker.
-#[pyclass(module = "omq._omq")]
+#[pyclass(module = "omq._omq", frozen)]
 struct Runtime {
     rt: Mutex<Option<tokio::runtime::Runtime>>,
     handle: Handle,
@@ -433,7 +433,7 @@ fn block_on_for<F: Future>(fut: F, limit: Duration) -> Option<F::Output> {
 
 /// The properties of a received message as a dict (names to str), for `Frame.get`.
 fn properties<'py>(py: Python<'py>, meta: Option<&Metadata>) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new_bound(py);
+    let d = PyDict::new(py);
     if let Some(m) = meta {
         for (name, value) in m.iter() {
             d.set_item(name, String::from_utf8_lossy(value))?;
@@ -501,9 +501,11 @@ struct Security {
 }
 
 /// A socket. `omq.Socket` (Python) subclasses it for pyzmq's API.
-#[pyclass(module = "omq._omq", subclass)]
+#[pyclass(module = "omq._omq", subclass, frozen)]
 struct RawSocket {
-    sock: Mutex<Option<omq_tokio::Socket>>,
+    /// The socket; kept after close (which closes it), so the hot path takes no lock.
+    sock: omq_tokio::Socket,
+    closed: AtomicBool,
     handle: Handle,
     terminated: Arc<AtomicBool>,
     terminating: Arc<AtomicBool>,
@@ -591,13 +593,9 @@ fn part_of(obj: &Bound<'_, PyAny>) -> PyResult<Part> {
             obj.get_type().name()?
         )));
     }
-    let b = obj
-        .py()
-        .get_type_bound::<PyBytes>()
-        .call1((obj,))
-        .map_err(|_| {
-            PyTypeError::new_err("expected bytes or an object with the buffer protocol")
-        })?;
+    let b = obj.py().get_type::<PyBytes>().call1((obj,)).map_err(|_| {
+        PyTypeError::new_err("expected bytes or an object with the buffer protocol")
+    })?;
     let b = b.downcast::<PyBytes>()?;
     Ok(Part::from(b.as_bytes()))
 }
@@ -649,14 +647,14 @@ fn ms_opt(v: i64) -> Option<Duration> {
 }
 
 impl RawSocket {
-    fn sock(&self) -> PyResult<omq_tokio::Socket> {
-        let s = lock(&self.sock)
-            .clone()
-            .ok_or_else(|| zerr(ENOTSOCK, "Socket operation on non-socket"))?;
+    fn sock(&self) -> PyResult<&omq_tokio::Socket> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(zerr(ENOTSOCK, "Socket operation on non-socket"));
+        }
         if self.terminating.load(Ordering::Relaxed) {
             return Err(zerr(ETERM, "Context was terminated"));
         }
-        Ok(s)
+        Ok(&self.sock)
     }
 
     /// A whole message: the stash first, then the socket, waiting unless `nonblock`.
@@ -765,7 +763,7 @@ fn finished_tracker(py: Python<'_>) -> PyResult<PyObject> {
     TRACKER
         .get_or_try_init(py, || -> PyResult<PyObject> {
             Ok(py
-                .import_bound("omq.sugar")?
+                .import("omq.sugar")?
                 .getattr("_FINISHED_TRACKER")?
                 .unbind())
         })
@@ -809,7 +807,7 @@ impl RawSocket {
             let mut rx = lock(&self.rx.rx);
             if let Some(p) = rx.parts.pop_front() {
                 let meta = if want_meta { rx.meta.clone() } else { None };
-                return Ok((PyBytes::new_bound(py, p.as_slice()), meta));
+                return Ok((PyBytes::new(py, p.as_slice()), meta));
             }
         }
         let msg = self.recv_msg(py, flags & 1 != 0)?;
@@ -822,7 +820,7 @@ impl RawSocket {
             rx.parts.extend(parts);
             rx.meta = meta.clone();
         }
-        let b = PyBytes::new_bound(py, first.as_ref().map_or(&[][..], |p| p.as_slice()));
+        let b = PyBytes::new(py, first.as_ref().map_or(&[][..], |p| p.as_slice()));
         Ok((b, if want_meta { meta } else { None }))
     }
 }
@@ -884,7 +882,8 @@ impl RawSocket {
             omq_tokio::Socket::new(t, Options::default().authenticator(zap)).map_err(to_py)?
         };
         Ok(RawSocket {
-            sock: Mutex::new(Some(sock)),
+            sock,
+            closed: AtomicBool::new(false),
             handle: runtime.handle.clone(),
             terminated: runtime.terminated.clone(),
             terminating: runtime.terminating.clone(),
@@ -905,7 +904,7 @@ impl RawSocket {
 
     #[getter]
     fn closed(&self) -> bool {
-        self.terminated.load(Ordering::Relaxed) || lock(&self.sock).is_none()
+        self.terminated.load(Ordering::Relaxed) || self.closed.load(Ordering::Acquire)
     }
 
     #[getter]
@@ -997,7 +996,7 @@ impl RawSocket {
         for p in std::mem::take(&mut *lock(&self.tx)) {
             msg.push(p);
         }
-        for item in parts.iter()? {
+        for item in parts.try_iter()? {
             msg.push(part_of(&item?)?);
         }
         if flags & 2 != 0 {
@@ -1016,7 +1015,7 @@ impl RawSocket {
             return Ok(b.into_any().unbind());
         }
         let frame = FRAME.get_or_try_init(py, || -> PyResult<PyObject> {
-            Ok(py.import_bound("omq.sugar")?.getattr("Frame")?.unbind())
+            Ok(py.import("omq.sugar")?.getattr("Frame")?.unbind())
         })?;
         let f = frame.call1(py, (b,))?;
         f.setattr(py, "more", self.rcvmore())?;
@@ -1036,19 +1035,14 @@ impl RawSocket {
             (rx.parts.drain(..).collect::<Vec<Part>>(), rx.meta.clone())
         };
         if !rest.is_empty() {
-            let list = PyList::new_bound(
-                py,
-                rest.iter().map(|p| PyBytes::new_bound(py, p.as_slice())),
-            );
+            let list = PyList::new(py, rest.iter().map(|p| PyBytes::new(py, p.as_slice())))?;
             return Ok((list, properties(py, meta.as_deref())?));
         }
         let msg = self.recv_msg(py, flags & 1 != 0)?;
-        let list = PyList::new_bound(
+        let list = PyList::new(
             py,
-            msg.parts()
-                .iter()
-                .map(|p| PyBytes::new_bound(py, p.as_slice())),
-        );
+            msg.parts().iter().map(|p| PyBytes::new(py, p.as_slice())),
+        )?;
         Ok((list, properties(py, msg.metadata())?))
     }
 
@@ -1057,18 +1051,13 @@ impl RawSocket {
     fn recv_multipart<'py>(&self, py: Python<'py>, flags: i32) -> PyResult<Bound<'py, PyList>> {
         let rest: Vec<Part> = lock(&self.rx.rx).parts.drain(..).collect();
         if !rest.is_empty() {
-            return Ok(PyList::new_bound(
-                py,
-                rest.iter().map(|p| PyBytes::new_bound(py, p.as_slice())),
-            ));
+            return PyList::new(py, rest.iter().map(|p| PyBytes::new(py, p.as_slice())));
         }
         let msg = self.recv_msg(py, flags & 1 != 0)?;
-        Ok(PyList::new_bound(
+        PyList::new(
             py,
-            msg.parts()
-                .iter()
-                .map(|p| PyBytes::new_bound(py, p.as_slice())),
-        ))
+            msg.parts().iter().map(|p| PyBytes::new(py, p.as_slice())),
+        )
     }
 
     #[getter]
@@ -1280,12 +1269,15 @@ impl RawSocket {
     /// in ms; -1 forever). `wait` blocks until that is done.
     #[pyo3(signature = (linger = None))]
     fn close(&self, py: Python<'_>, linger: Option<i64>) -> PyResult<()> {
-        let sock = lock(&self.sock).take();
+        let first = !self.closed.swap(true, Ordering::AcqRel);
         if let Some(m) = lock(&self.monitor).take() {
             let _ = m.send(());
         }
         self.zap_unbound();
-        let Some(sock) = sock else { return Ok(()) };
+        if !first {
+            return Ok(());
+        }
+        let sock = self.sock.clone();
         if self.terminated.load(Ordering::Relaxed) {
             return Ok(());
         }
@@ -1399,7 +1391,7 @@ fn readiness(py: Python<'_>, items: &[(Py<RawSocket>, i32)]) -> PyResult<(Vec<Wa
 }
 
 /// A readiness wait started by [`watch`].
-#[pyclass(module = "omq._omq")]
+#[pyclass(module = "omq._omq", frozen)]
 struct Watch(Mutex<Option<tokio::task::JoinHandle<()>>>);
 
 #[pymethods]
@@ -1422,7 +1414,7 @@ fn watch(py: Python<'_>, items: Vec<(Py<RawSocket>, i32)>, callback: PyObject) -
         }
         Python::with_gil(|py| {
             if let Err(e) = callback.call0(py) {
-                e.write_unraisable_bound(py, None);
+                e.write_unraisable(py, None);
             }
         });
     });
@@ -1495,9 +1487,9 @@ fn proxy(
     backend: &RawSocket,
     capture: Option<&RawSocket>,
 ) -> PyResult<()> {
-    let f = frontend.sock()?;
-    let b = backend.sock()?;
-    let c = capture.map(|c| c.sock()).transpose()?;
+    let f = frontend.sock()?.clone();
+    let b = backend.sock()?.clone();
+    let c = capture.map(|c| c.sock().cloned()).transpose()?;
     let run = {
         let _g = frontend.handle.enter();
         frontend
@@ -1535,10 +1527,10 @@ fn proxy_steerable(
     let Some(control) = control else {
         return proxy(py, frontend, backend, capture);
     };
-    let f = frontend.sock()?;
-    let b = backend.sock()?;
-    let c = capture.map(|c| c.sock()).transpose()?;
-    let k = control.sock()?;
+    let f = frontend.sock()?.clone();
+    let b = backend.sock()?.clone();
+    let c = capture.map(|c| c.sock().cloned()).transpose()?;
+    let k = control.sock()?.clone();
     let run = {
         let _g = frontend.handle.enter();
         frontend.handle.spawn(async move {
@@ -1569,8 +1561,8 @@ fn proxy_steerable(
 fn curve_keypair<'py>(py: Python<'py>) -> (Bound<'py, PyBytes>, Bound<'py, PyBytes>) {
     let pair = omq_tokio::generate_keypair(&mut omq_tokio::OsRng);
     (
-        PyBytes::new_bound(py, pair.public().to_z85().as_bytes()),
-        PyBytes::new_bound(py, pair.secret().to_z85().as_bytes()),
+        PyBytes::new(py, pair.public().to_z85().as_bytes()),
+        PyBytes::new(py, pair.secret().to_z85().as_bytes()),
     )
 }
 
@@ -1578,14 +1570,14 @@ fn curve_keypair<'py>(py: Python<'py>) -> (Bound<'py, PyBytes>, Bound<'py, PyByt
 #[pyfunction]
 fn curve_public<'py>(py: Python<'py>, secret: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
     let s = CurveSecretKey::from_bytes(key_of(secret)?);
-    Ok(PyBytes::new_bound(py, s.public_key().to_z85().as_bytes()))
+    Ok(PyBytes::new(py, s.public_key().to_z85().as_bytes()))
 }
 
 #[pyfunction]
 fn z85_encode<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
     let p = part_of(data)?;
     let s = omq_core::z85::encode(p.as_slice()).map_err(|e| zerr(EINVAL, e.to_string()))?;
-    Ok(PyBytes::new_bound(py, s.as_bytes()))
+    Ok(PyBytes::new(py, s.as_bytes()))
 }
 
 #[pyfunction]
@@ -1596,7 +1588,7 @@ fn z85_decode<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<
         part_of(data)?
     };
     let v = omq_core::z85::decode(p.as_slice()).map_err(|e| zerr(EINVAL, e.to_string()))?;
-    Ok(PyBytes::new_bound(py, &v))
+    Ok(PyBytes::new(py, &v))
 }
 
 #[pymodule]
