@@ -1209,7 +1209,7 @@ impl RawSocket {
                     49 => sec.curve_secret = Some(key_of(value)?),
                     _ => sec.curve_serverkey = Some(key_of(value)?),
                 }
-                return self.apply_security(&sock, &sec);
+                return self.apply_security(sock, &sec);
             }
             // Accepted and without effect in omq (multicast, batching, fast paths).
             4 | 8 | 9 | 25 | 84 | 93 | 94 | 96 | 101 | 102 | 112 | 113 => {
@@ -1240,10 +1240,10 @@ impl RawSocket {
             16 => i64::from(self.socket_type),
             15 => {
                 let mut ev = 0;
-                if self.readable(&sock) {
+                if self.readable(sock) {
                     ev |= 1;
                 }
-                if self.writable(&sock) {
+                if self.writable(sock) {
                     ev |= 2;
                 }
                 ev
@@ -1256,10 +1256,10 @@ impl RawSocket {
     fn poll_now(&self, mask: i32) -> PyResult<i32> {
         let sock = self.sock()?;
         let mut ev = 0;
-        if mask & 1 != 0 && self.readable(&sock) {
+        if mask & 1 != 0 && self.readable(sock) {
             ev |= 1;
         }
-        if mask & 2 != 0 && self.writable(&sock) {
+        if mask & 2 != 0 && self.writable(sock) {
             ev |= 2;
         }
         Ok(ev)
