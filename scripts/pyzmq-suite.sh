@@ -24,10 +24,6 @@ modules=(${OMQ_MODULES:-test_socket test_multipart test_reqrep test_pubsub test_
     test_monitor test_security test_auth test_device test_proxy_steerable test_monqueue test_context
     test_error test_z85 test_constants})
 deselect=(
-    # No file descriptor: omq sockets are not backed by a libzmq mailbox fd (zmq.FD).
-    tests/test_socket.py::TestSocket::test_attr
-    tests/test_socket.py::TestSocket::test_mockable
-    tests/test_context.py::TestContext::test_mockable
     # No shadowing or copies of a libzmq socket/context (needs libzmq's void* handle).
     tests/test_socket.py::TestSocket::test_shadow
     tests/test_socket.py::TestSocket::test_copy

@@ -525,6 +525,26 @@ struct RawSocket {
     identity: Arc<Mutex<Bytes>>,
     /// Bound at the ZAP endpoint (counted in [`ZAP_HANDLERS`]).
     zap_handler: AtomicBool,
+    /// ZMQ_FD, once asked for.
+    fd: Mutex<Option<FdSignal>>,
+    fd_on: AtomicBool,
+}
+
+/// ZMQ_FD: a descriptor that becomes readable when the socket's events may have changed, for
+/// select/epoll/asyncio loops, as libzmq's: edge-like, so after it fires the application reads
+/// EVENTS (which clears it) and receives or sends until EVENTS says no more. It is one end of
+/// a Unix socket pair; a one-shot wait on the runtime writes a byte to the other end when an
+/// event that was not ready (at the last EVENTS, or at an EAGAIN) becomes ready.
+struct FdSignal {
+    read: std::os::unix::net::UnixStream,
+    write: Arc<std::os::unix::net::UnixStream>,
+    watch: Option<tokio::task::JoinHandle<()>>,
+}
+
+fn poke(w: &std::os::unix::net::UnixStream) {
+    use std::io::Write;
+    // Full (WouldBlock): it is readable already, which is all a poke is for.
+    let _ = (&*w).write(&[1]);
 }
 
 impl RawSocket {
@@ -673,10 +693,16 @@ impl RawSocket {
                     return Ok(m);
                 }
                 Err(Error::WouldBlock) if !nonblock => {}
-                Err(e) => return Err(to_py(e)),
+                Err(e) => {
+                    if matches!(e, Error::WouldBlock) {
+                        self.fd_again();
+                    }
+                    return Err(to_py(e));
+                }
             }
             let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
             if left == Some(Duration::ZERO) {
+                self.fd_again();
                 return Err(zerr(EAGAIN, "Resource temporarily unavailable"));
             }
             // Wait until a message is there (in the stash, where a concurrent wait may also
@@ -687,6 +713,7 @@ impl RawSocket {
                 async move { rx.readable(&s).await }
             })?;
             if r.is_none() {
+                self.fd_again();
                 return Err(zerr(EAGAIN, "Resource temporarily unavailable"));
             }
             self.sock()?;
@@ -701,7 +728,12 @@ impl RawSocket {
                 return Ok(());
             }
             Err(e) if matches!(e.error, Error::WouldBlock) && !nonblock => e.message,
-            Err(e) => return Err(to_py(e.error)),
+            Err(e) => {
+                if matches!(e.error, Error::WouldBlock) {
+                    self.fd_again();
+                }
+                return Err(to_py(e.error));
+            }
         };
         let timeout = ms_to_timeout(self.sndtimeo.load(Ordering::Relaxed));
         let r = wait_or_term(py, &self.handle, timeout, Some(&self.terminating), || {
@@ -715,7 +747,10 @@ impl RawSocket {
                 Ok(())
             }
             Some(Err(e)) => Err(to_py(e)),
-            None => Err(zerr(EAGAIN, "Resource temporarily unavailable")),
+            None => {
+                self.fd_again();
+                Err(zerr(EAGAIN, "Resource temporarily unavailable"))
+            }
         }
     }
 
@@ -899,6 +934,8 @@ impl RawSocket {
             turn: AtomicBool::new(false),
             identity,
             zap_handler: AtomicBool::new(false),
+            fd: Mutex::default(),
+            fd_on: AtomicBool::new(false),
         })
     }
 
@@ -1239,15 +1276,18 @@ impl RawSocket {
             24 => sock.options().get_recv_hwm() as i64,
             16 => i64::from(self.socket_type),
             15 => {
-                let mut ev = 0;
+                self.fd_clear();
+                let mut ev: i32 = 0;
                 if self.readable(sock) {
                     ev |= 1;
                 }
                 if self.writable(sock) {
                     ev |= 2;
                 }
-                ev
+                self.fd_arm(ev);
+                i64::from(ev)
             }
+            14 => i64::from(self.fd_get()?),
             _ => return Err(zerr(EINVAL, format!("option {opt} is not readable here"))),
         })
     }
@@ -1274,6 +1314,12 @@ impl RawSocket {
             let _ = m.send(());
         }
         self.zap_unbound();
+        if let Some(f) = lock(&self.fd).take() {
+            self.fd_on.store(false, Ordering::Release);
+            if let Some(w) = f.watch {
+                w.abort();
+            }
+        }
         if !first {
             return Ok(());
         }
@@ -1357,21 +1403,16 @@ impl RawSocket {
 
 type Wait = futures_util::future::BoxFuture<'static, ()>;
 
-/// One future per (socket, event) of `items` that completes when it is ready: a receive that
-/// completes leaves its message in the socket's stash; a sink ready for a message has room.
-fn readiness(py: Python<'_>, items: &[(Py<RawSocket>, i32)]) -> PyResult<(Vec<Wait>, Handle)> {
-    let mut waits = Vec::new();
-    let mut handle = None;
-    for (s, m) in items {
-        let raw = s.borrow(py);
-        let sock = raw.sock()?;
-        handle.get_or_insert_with(|| raw.handle.clone());
+impl RawSocket {
+    /// Futures that complete when the events of `mask` (POLLIN 1, POLLOUT 2) may be ready.
+    fn waits(&self, m: i32, waits: &mut Vec<Wait>) -> PyResult<()> {
+        let sock = self.sock()?;
         if m & 1 != 0 {
-            let rx = raw.rx.clone();
+            let rx = self.rx.clone();
             let so = sock.clone();
             waits.push(async move { rx.readable(&so).await }.boxed());
         }
-        if m & 2 != 0 && raw.may_send() {
+        if m & 2 != 0 && self.may_send() {
             let mut sink = sock.sink();
             waits.push(
                 async move {
@@ -1380,6 +1421,91 @@ fn readiness(py: Python<'_>, items: &[(Py<RawSocket>, i32)]) -> PyResult<(Vec<Wa
                 .boxed(),
             );
         }
+        Ok(())
+    }
+
+    /// ZMQ_FD's descriptor, made on first use (and readable at once: look at EVENTS).
+    fn fd_get(&self) -> PyResult<i32> {
+        use std::os::fd::AsRawFd;
+        self.sock()?;
+        let mut fd = lock(&self.fd);
+        if let Some(f) = fd.as_ref() {
+            return Ok(f.read.as_raw_fd());
+        }
+        let io = |e: std::io::Error| zerr(errno_of(&Error::Io(e)), "cannot make ZMQ_FD");
+        let (read, write) = std::os::unix::net::UnixStream::pair().map_err(io)?;
+        read.set_nonblocking(true).map_err(io)?;
+        write.set_nonblocking(true).map_err(io)?;
+        poke(&write);
+        let n = read.as_raw_fd();
+        *fd = Some(FdSignal {
+            read,
+            write: Arc::new(write),
+            watch: None,
+        });
+        self.fd_on.store(true, Ordering::Release);
+        Ok(n)
+    }
+
+    /// EVENTS is being read: clears ZMQ_FD's signal.
+    fn fd_clear(&self) {
+        use std::io::Read;
+        if !self.fd_on.load(Ordering::Acquire) {
+            return;
+        }
+        if let Some(f) = lock(&self.fd).as_ref() {
+            let mut buf = [0u8; 64];
+            while matches!((&f.read).read(&mut buf), Ok(n) if n > 0) {}
+        }
+    }
+
+    /// Makes ZMQ_FD readable once one of the events not in `ready` becomes ready.
+    fn fd_arm(&self, ready: i32) {
+        if !self.fd_on.load(Ordering::Acquire) {
+            return;
+        }
+        let want = !ready & 3;
+        let mut waits = Vec::new();
+        if want == 0 || self.waits(want, &mut waits).is_err() || waits.is_empty() {
+            return;
+        }
+        let mut fd = lock(&self.fd);
+        let Some(f) = fd.as_mut() else { return };
+        let w = f.write.clone();
+        let h = self.handle.spawn(async move {
+            select_all(waits).await;
+            poke(&w);
+        });
+        if let Some(old) = f.watch.replace(h) {
+            old.abort();
+        }
+    }
+
+    /// An operation would block: ZMQ_FD fires when that may change.
+    fn fd_again(&self) {
+        if self.fd_on.load(Ordering::Acquire) {
+            let sock = &self.sock;
+            let mut ready = 0;
+            if self.readable(sock) {
+                ready |= 1;
+            }
+            if self.writable(sock) {
+                ready |= 2;
+            }
+            self.fd_arm(ready);
+        }
+    }
+}
+
+/// One future per (socket, event) of `items` that completes when it is ready: a receive that
+/// completes leaves its message in the socket's stash; a sink ready for a message has room.
+fn readiness(_py: Python<'_>, items: &[(Py<RawSocket>, i32)]) -> PyResult<(Vec<Wait>, Handle)> {
+    let mut waits = Vec::new();
+    let mut handle = None;
+    for (s, m) in items {
+        let raw = s.get();
+        handle.get_or_insert_with(|| raw.handle.clone());
+        raw.waits(*m, &mut waits)?;
     }
     let handle = handle.ok_or_else(|| zerr(EINVAL, "nothing to wait for"))?;
     if waits.is_empty() {

@@ -288,3 +288,61 @@ def test_exit_with_a_daemon_thread_blocked_in_recv():
         r = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
         assert r.stdout.strip() == b"exiting"
         assert r.returncode == 0, r.stderr.decode()
+
+
+def test_fd_signals_events_for_select(ctx):
+    """ZMQ_FD: readable when events may have changed; reading EVENTS clears it; it fires
+    again when a message arrives after the socket was drained (libzmq's edge semantics)."""
+    import select
+
+    pull, push = ctx.socket(omq.PULL), ctx.socket(omq.PUSH)
+    for s in (pull, push):
+        s.linger = 0
+    pull.bind("inproc://fd-select")
+    push.connect("inproc://fd-select")
+    fd = pull.FD
+    assert fd == pull.getsockopt(omq.FD) == pull.fileno() and isinstance(fd, int)
+    assert pull.EVENTS & omq.POLLIN == 0  # clears the first, unconditional signal
+    assert select.select([fd], [], [], 0)[0] == []
+    for round in range(3):
+        push.send(b"m%d" % round)
+        assert select.select([fd], [], [], 5)[0] == [fd], "ZMQ_FD never fired"
+        got = []
+        while pull.EVENTS & omq.POLLIN:
+            got.append(pull.recv(omq.NOBLOCK))
+        assert got == [b"m%d" % round]
+        assert select.select([fd], [], [], 0)[0] == [], "ZMQ_FD stays readable"
+    pull.close()
+    push.close()
+
+
+async def test_fd_drives_an_asyncio_loop_with_a_pyzmq_peer(ctx, zctx):
+    """The pattern of pyzmq's FD users (tornado's ZMQStream): add_reader on FD, then receive
+    while EVENTS says POLLIN."""
+    import asyncio
+
+    pull = ctx.socket(omq.PULL)
+    pull.linger = 0
+    port = pull.bind_to_random_port("tcp://127.0.0.1")
+    push = client(zctx)
+    push.connect("tcp://127.0.0.1:%d" % port)
+    loop = asyncio.get_running_loop()
+    got, done = [], asyncio.Event()
+
+    def on_fd():
+        while pull.EVENTS & omq.POLLIN:
+            got.append(pull.recv(omq.NOBLOCK))
+        if len(got) == 300:
+            done.set()
+
+    loop.add_reader(pull.FD, on_fd)
+    try:
+        for i in range(300):
+            push.send(b"%d" % i)
+            if i % 50 == 0:
+                await asyncio.sleep(0.01)
+        await asyncio.wait_for(done.wait(), 10)
+    finally:
+        loop.remove_reader(pull.FD)
+    assert got == [b"%d" % i for i in range(300)]
+    pull.close()

@@ -77,7 +77,7 @@ _sock_defaults = {
     C.IPV6: 0,
     C.MECHANISM: C.NULL,
 }
-_native_get = {C.RCVTIMEO, C.SNDTIMEO, C.LINGER, C.RCVMORE, C.SNDHWM, C.RCVHWM, C.TYPE, C.EVENTS}
+_native_get = {C.RCVTIMEO, C.SNDTIMEO, C.LINGER, C.RCVMORE, C.SNDHWM, C.RCVHWM, C.TYPE, C.EVENTS, C.FD}
 _write_only = {C.SUBSCRIBE, C.UNSUBSCRIBE}
 
 
@@ -269,6 +269,8 @@ class Socket(_omq.RawSocket):
         opt = _opt_by_name.get(name.upper())
         if opt is None:
             raise AttributeError("%s has no attribute %r" % (type(self).__name__, name))
+        if opt in _write_only:
+            raise AttributeError("%s attribute is write-only" % name)
         return self.get(opt)
 
     # --- lifecycle ---
@@ -304,7 +306,8 @@ class Socket(_omq.RawSocket):
             ctx._sockets.discard(self)
 
     def fileno(self):
-        raise ZMQError(ENOTSUP, "omq sockets have no file descriptor")
+        """ZMQ_FD: readable when the socket's events may have changed (then read EVENTS)."""
+        return self.get(C.FD)
 
     # --- endpoints ---
 
@@ -388,8 +391,6 @@ class Socket(_omq.RawSocket):
             return self._opts.get(option, b"")
         if option == C.HWM:
             return self._get(C.SNDHWM)
-        if option == C.FD:
-            raise ZMQError(ENOTSUP, "omq sockets have no file descriptor")
         if option in _write_only:
             raise ZMQError(EINVAL)
         if option == C.MECHANISM:
@@ -732,7 +733,12 @@ class Context:
             raise AttributeError(name)
         key = name.upper()
         if key in _ctx_opts:
-            return self.get(_ctx_opts[key])
+            try:
+                return self.get(_ctx_opts[key])
+            except ZMQError as e:
+                # Not readable (THREAD_NAME_PREFIX): an attribute error, so that
+                # getattr(ctx, name, default) and mock's spec work, as pyzmq's.
+                raise AttributeError(name) from e
         if key in _opt_by_name:
             try:
                 return self.sockopts[_opt_by_name[key]]
