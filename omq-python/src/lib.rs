@@ -29,6 +29,8 @@ use tokio::runtime::Handle;
 
 /// How long a blocking call waits at a time before looking at Python's signals (Ctrl-C).
 const SLICE: Duration = Duration::from_millis(50);
+/// How long a blocking receive keeps looking (GIL released) before it sleeps.
+const SPIN: Duration = Duration::from_micros(50);
 
 // libzmq's errno values (Linux), as pyzmq reports them.
 const EAGAIN: i32 = 11;
@@ -704,6 +706,22 @@ impl RawSocket {
             if left == Some(Duration::ZERO) {
                 self.fd_again();
                 return Err(zerr(EAGAIN, "Resource temporarily unavailable"));
+            }
+            // A reply is often a few microseconds away: look again for a moment, without
+            // the GIL, before sleeping (a wake-up costs more than that).
+            let spun = py.allow_threads(|| {
+                let until = Instant::now() + SPIN;
+                loop {
+                    std::thread::yield_now();
+                    match sock.try_recv() {
+                        Err(Error::WouldBlock) if Instant::now() < until => {}
+                        r => return r.ok(),
+                    }
+                }
+            });
+            if let Some(m) = spun {
+                self.received();
+                return Ok(m);
             }
             // Wait until a message is there (in the stash, where a concurrent wait may also
             // have put one); another thread may take it first, so look again.
