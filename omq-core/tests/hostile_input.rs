@@ -512,3 +512,54 @@ fn a_req_forgets_what_its_peer_queued_behind_the_reply() {
         "nothing is kept for a reply nobody will read"
     );
 }
+
+#[test]
+fn a_connection_takes_from_its_pipe_only_what_the_transmit_bound_allows() {
+    // A peer that reads nothing must not make the connection hold the socket's whole queue:
+    // it takes messages from its pipe until MAX_QUEUED_TRANSMIT bytes wait for the wire, and
+    // the pipe (bounded by SNDHWM) keeps the rest; nothing is lost once the wire drains.
+    use omq_core::connection::{Connection, MAX_QUEUED_TRANSMIT};
+    let now = Instant::now();
+    let mut sock = Socket::new(SocketType::Push, Options::default().send_hwm(10_000), 1).unwrap();
+    let (pipe, cfg) = sock.handle_accepted("tcp://127.0.0.1:1", now);
+    let mut conn = Connection::new(pipe, cfg, now);
+    let mut buf = BytesMut::new();
+    buf.extend_from_slice(&Greeting::ours(MechanismName::NULL, false).encode());
+    buf.extend_from_slice(&ready_frame(&[(b"Socket-Type", b"PULL")]));
+    conn.handle_input(&mut sock, &mut buf, now).unwrap();
+    // Our greeting and READY go first.
+    while conn.poll_transmit().is_some() {}
+    let size = 4096;
+    let n = 3 * MAX_QUEUED_TRANSMIT / size;
+    for i in 0..n {
+        let mut body = vec![0u8; size];
+        body[..4].copy_from_slice(&(i as u32).to_be_bytes());
+        sock.send(Message::from(body)).unwrap();
+    }
+    conn.pull(&mut sock).unwrap();
+    // The bound is 256 KiB: enough to fill large writes, little beside SNDHWM.
+    assert_eq!(MAX_QUEUED_TRANSMIT, 256 * 1024);
+    let queued = conn.queued_transmit();
+    assert!(
+        (256 * 1024..256 * 1024 + size + 16).contains(&queued),
+        "{queued} bytes queued for the wire"
+    );
+    // Draining the wire lets the rest through, every message once and in order.
+    let mut wire = BytesMut::new();
+    loop {
+        let mut moved = false;
+        while let Some(b) = conn.poll_transmit() {
+            wire.extend_from_slice(&b);
+            moved = true;
+        }
+        conn.pull(&mut sock).unwrap();
+        if !moved && conn.queued_transmit() == 0 {
+            break;
+        }
+    }
+    let frame = 9 + size; // long frames: flags, 8-byte size, body
+    assert_eq!(wire.len(), n * frame);
+    for (i, f) in wire.chunks(frame).enumerate() {
+        assert_eq!(&f[9..13], &(i as u32).to_be_bytes());
+    }
+}
