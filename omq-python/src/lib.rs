@@ -655,6 +655,13 @@ fn bytes_of(v: &Bound<'_, PyAny>) -> PyResult<Bytes> {
     Ok(Bytes::copy_from_slice(part_of(v)?.as_slice()))
 }
 
+fn group_of(v: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    match v.extract::<String>() {
+        Ok(s) => Ok(s.into_bytes()),
+        Err(_) => Ok(bytes_of(v)?.to_vec()),
+    }
+}
+
 fn opt_bytes(v: &Bound<'_, PyAny>) -> PyResult<Option<Bytes>> {
     let b = bytes_of(v)?;
     Ok((!b.is_empty()).then_some(b))
@@ -855,16 +862,25 @@ impl RawSocket {
         py: Python<'py>,
         flags: i32,
         want_meta: bool,
-    ) -> PyResult<(Bound<'py, PyBytes>, Option<Arc<Metadata>>)> {
+    ) -> PyResult<(Bound<'py, PyBytes>, Option<Extra>)> {
         {
             let mut rx = lock(&self.rx.rx);
             if let Some(p) = rx.parts.pop_front() {
-                let meta = if want_meta { rx.meta.clone() } else { None };
-                return Ok((PyBytes::new(py, p.as_slice()), meta));
+                let extra = want_meta.then(|| Extra {
+                    meta: rx.meta.clone(),
+                    routing_id: None,
+                    group: None,
+                });
+                return Ok((PyBytes::new(py, p.as_slice()), extra));
             }
         }
         let msg = self.recv_msg(py, flags & 1 != 0)?;
         let meta = msg.shared_metadata().cloned();
+        let extra = want_meta.then(|| Extra {
+            meta: meta.clone(),
+            routing_id: msg.routing_id(),
+            group: msg.group().map(Bytes::copy_from_slice),
+        });
         let several = msg.len() > 1;
         let mut parts = msg.into_parts();
         let first = parts.next();
@@ -874,8 +890,16 @@ impl RawSocket {
             rx.meta = meta.clone();
         }
         let b = PyBytes::new(py, first.as_ref().map_or(&[][..], |p| p.as_slice()));
-        Ok((b, if want_meta { meta } else { None }))
+        Ok((b, extra))
     }
+}
+
+/// What `recv(copy=False)` puts on its Frame besides the bytes: the message's properties and,
+/// for the draft types, its routing id (SERVER, PEER) and group (DISH).
+struct Extra {
+    meta: Option<Arc<Metadata>>,
+    routing_id: Option<u32>,
+    group: Option<Bytes>,
 }
 
 impl RawSocket {
@@ -1037,7 +1061,44 @@ impl RawSocket {
                 "str objects cannot be sent: use send_string",
             ));
         }
-        self.send_frame(py, part_of(data)?, flags)?;
+        // Draft types: the peer (SERVER, PEER) or group (RADIO) of a one-frame message, from
+        // the arguments or from a Frame's own attributes, as pyzmq.
+        let attr = |name: &str| -> PyResult<Option<Bound<'_, PyAny>>> {
+            if data.is_instance_of::<PyBytes>() {
+                return Ok(None);
+            }
+            match data.getattr(name) {
+                Ok(v) if !v.is_none() => Ok(Some(v)),
+                _ => Ok(None),
+            }
+        };
+        let routing_id = match routing_id {
+            Some(r) => Some(r.clone()),
+            None => attr("routing_id")?,
+        };
+        let group = match group {
+            Some(g) => Some(g.clone()),
+            None => attr("group")?,
+        };
+        if routing_id.is_some() || group.is_some() {
+            let mut msg = Message::multipart(
+                std::mem::take(&mut *lock(&self.tx))
+                    .into_iter()
+                    .chain(std::iter::once(part_of(data)?)),
+            );
+            if let Some(r) = routing_id {
+                let id: u32 = r
+                    .extract()
+                    .map_err(|_| PyTypeError::new_err("routing_id is an int"))?;
+                msg.set_routing_id(id);
+            }
+            if let Some(g) = group {
+                msg.set_group(group_of(&g)?);
+            }
+            self.send_msg(py, msg, flags & 1 != 0)?;
+        } else {
+            self.send_frame(py, part_of(data)?, flags)?;
+        }
         if track {
             return finished_tracker(py);
         }
@@ -1065,7 +1126,7 @@ impl RawSocket {
     #[pyo3(signature = (flags = 0, copy = true, track = false))]
     #[allow(unused_variables)]
     fn recv(&self, py: Python<'_>, flags: i32, copy: bool, track: bool) -> PyResult<PyObject> {
-        let (b, meta) = self.recv_frame(py, flags, !copy)?;
+        let (b, extra) = self.recv_frame(py, flags, !copy)?;
         if copy {
             return Ok(b.into_any().unbind());
         }
@@ -1074,7 +1135,15 @@ impl RawSocket {
         })?;
         let f = frame.call1(py, (b,))?;
         f.setattr(py, "more", self.rcvmore())?;
-        f.setattr(py, "_properties", properties(py, meta.as_deref())?)?;
+        if let Some(x) = extra {
+            f.setattr(py, "_properties", properties(py, x.meta.as_deref())?)?;
+            if let Some(id) = x.routing_id {
+                f.setattr(py, "routing_id", id)?;
+            }
+            if let Some(g) = x.group {
+                f.setattr(py, "group", String::from_utf8_lossy(&g))?;
+            }
+        }
         Ok(f)
     }
 
@@ -1118,6 +1187,18 @@ impl RawSocket {
     #[getter]
     fn rcvmore(&self) -> bool {
         !lock(&self.rx.rx).parts.is_empty()
+    }
+
+    /// DISH: joins a group (str or bytes).
+    fn join(&self, group: &Bound<'_, PyAny>) -> PyResult<()> {
+        let g = group_of(group)?;
+        self.sock()?.join(g).map_err(to_py)
+    }
+
+    /// DISH: leaves a group.
+    fn leave(&self, group: &Bound<'_, PyAny>) -> PyResult<()> {
+        let g = group_of(group)?;
+        self.sock()?.leave(g).map_err(to_py)
     }
 
     fn subscribe(&self, topic: &Bound<'_, PyAny>) -> PyResult<()> {

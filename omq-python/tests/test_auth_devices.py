@@ -346,3 +346,45 @@ async def test_fd_drives_an_asyncio_loop_with_a_pyzmq_peer(ctx, zctx):
         loop.remove_reader(pull.FD)
     assert got == [b"%d" % i for i in range(300)]
     pull.close()
+
+
+def test_draft_routing_id_and_group(ctx):
+    """SERVER answers the CLIENT that asked (routing_id= on send, Frame.routing_id on
+    receive, or a Frame carrying it); DISH gets what RADIO sends to a group it joined, and the
+    Frame says which group."""
+    server, client_ = ctx.socket(omq.SERVER), ctx.socket(omq.CLIENT)
+    for s in (server, client_):
+        s.linger = 0
+        s.rcvtimeo = 5000
+    port = server.bind_to_random_port("tcp://127.0.0.1")
+    client_.connect("tcp://127.0.0.1:%d" % port)
+    client_.send(b"question")
+    f = server.recv(copy=False)
+    assert f.bytes == b"question" and isinstance(f.routing_id, int) and f.routing_id
+    server.send(b"answer", routing_id=f.routing_id)
+    assert client_.recv() == b"answer"
+    reply = omq.Frame(b"again")
+    reply.routing_id = f.routing_id
+    server.send(reply)
+    assert client_.recv() == b"again"
+
+    radio, dish = ctx.socket(omq.RADIO), ctx.socket(omq.DISH)
+    for s in (radio, dish):
+        s.linger = 0
+    port = dish.bind_to_random_port("tcp://127.0.0.1")
+    radio.connect("tcp://127.0.0.1:%d" % port)
+    dish.join("news")
+    dish.rcvtimeo = 50
+    deadline = time.monotonic() + 5
+    while True:  # the join reaches the RADIO some time after the connection
+        radio.send(b"other", group="weather")
+        radio.send(b"headline", group=b"news")
+        try:
+            f = dish.recv(copy=False)
+            break
+        except omq.Again:
+            assert time.monotonic() < deadline, "the DISH never got its group"
+    assert (f.bytes, f.group) == (b"headline", "news")
+    dish.leave("news")
+    for s in (server, client_, radio, dish):
+        s.close()
