@@ -1,10 +1,13 @@
 //! Socket creation shared by every backend: sockets are made and configured with `socket2` (or
 //! std) here and handed to the runtime, so TCP_NODELAY, SO_REUSEADDR, the listen backlog and
 //! ipc path handling are the same everywhere.
+//!
+//! Three things exist on Linux only: abstract ipc names (`ipc://@name`), BINDTODEVICE
+//! (SO_BINDTODEVICE) and TCP_MAXRT (TCP_USER_TIMEOUT). Elsewhere (macOS, the BSDs) asking for
+//! one is an `Unsupported` error, never silently ignored.
 
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr as UnixAddr, UnixListener, UnixStream};
 use std::path::PathBuf;
 
@@ -48,7 +51,7 @@ pub fn resolve(host: &Host, port: u16, ipv6: bool) -> io::Result<Vec<SocketAddr>
 pub fn apply_tcp_options(socket: impl AsFd, t: &TransportOptions) -> io::Result<()> {
     let s = SockRef::from(&socket);
     if let Some(device) = &t.bind_to_device {
-        s.bind_device(Some(device.as_bytes()))?;
+        bind_device(&s, device)?;
     }
     match t.tcp_keepalive {
         // As libzmq: the timings apply only where keepalive is switched on.
@@ -75,15 +78,48 @@ pub fn apply_tcp_options(socket: impl AsFd, t: &TransportOptions) -> io::Result<
         s.set_recv_buffer_size(n)?;
     }
     if let Some(tos) = t.tos {
-        match s.domain()? {
-            Domain::IPV6 => s.set_tclass_v6(u32::from(tos))?,
-            _ => s.set_tos_v4(u32::from(tos))?,
+        // The socket's family, from its address (bound or not, the kernel reports it).
+        if s.local_addr()?.is_ipv6() {
+            s.set_tclass_v6(u32::from(tos))?;
+        } else {
+            s.set_tos_v4(u32::from(tos))?;
         }
     }
     if let Some(d) = t.tcp_maxrt {
-        s.set_tcp_user_timeout(Some(d))?;
+        set_tcp_maxrt(&s, d)?;
     }
     Ok(())
+}
+
+/// SO_BINDTODEVICE (Linux only).
+fn bind_device(s: &SockRef<'_>, device: &str) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    return s.bind_device(Some(device.as_bytes()));
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (s, device);
+        Err(linux_only("BINDTODEVICE"))
+    }
+}
+
+/// TCP_MAXRT as TCP_USER_TIMEOUT (Linux only).
+fn set_tcp_maxrt(s: &SockRef<'_>, d: std::time::Duration) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    return s.set_tcp_user_timeout(Some(d));
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (s, d);
+        Err(linux_only("TCP_MAXRT"))
+    }
+}
+
+/// The error for an option or address form that exists on Linux only.
+#[cfg(not(target_os = "linux"))]
+fn linux_only(what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!("{what} exists on Linux only"),
+    )
 }
 
 /// A non-blocking tcp socket for connecting to `addr`, with TCP_NODELAY and the connection
@@ -138,7 +174,7 @@ pub fn udp_bind(
         s.set_recv_buffer_size(n)?;
     }
     if let Some(device) = &t.bind_to_device {
-        s.bind_device(Some(device.as_bytes()))?;
+        bind_device(&SockRef::from(&s), device)?;
     }
     match addr.ip() {
         std::net::IpAddr::V4(group) if group.is_multicast() => {
@@ -185,7 +221,7 @@ pub fn udp_connect(
         s.set_send_buffer_size(n)?;
     }
     if let Some(device) = &t.bind_to_device {
-        s.bind_device(Some(device.as_bytes()))?;
+        bind_device(&SockRef::from(&s), device)?;
     }
     if let Some(tos) = t.tos {
         match addr {
@@ -209,10 +245,17 @@ pub fn configure_tcp(stream: &std::net::TcpStream) -> io::Result<()> {
     stream.set_nonblocking(true)
 }
 
-/// The address of an ipc endpoint: a filesystem path, or a Linux abstract name after `@`.
+/// The address of an ipc endpoint: a filesystem path, or a Linux abstract name after `@`
+/// (an `Unsupported` error elsewhere).
 pub fn ipc_addr(path: &str) -> io::Result<UnixAddr> {
     match path.strip_prefix('@') {
-        Some(name) => UnixAddr::from_abstract_name(name.as_bytes()),
+        #[cfg(target_os = "linux")]
+        Some(name) => {
+            use std::os::linux::net::SocketAddrExt;
+            UnixAddr::from_abstract_name(name.as_bytes())
+        }
+        #[cfg(not(target_os = "linux"))]
+        Some(_) => Err(linux_only("an abstract ipc name (`@`)")),
         None => UnixAddr::from_pathname(path),
     }
 }
@@ -304,4 +347,39 @@ where
         }
     }
     Err(last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tos_is_set_for_the_sockets_own_family() {
+        // An unbound socket: its family comes from the kernel, IP_TOS for IPv4 and
+        // IPV6_TCLASS for IPv6.
+        let mut t = TransportOptions::default();
+        t.tos = Some(0x28);
+        let v4 = tcp_connect_socket(&"127.0.0.1:9".parse().unwrap(), &t).unwrap();
+        assert_eq!(v4.tos_v4().unwrap(), 0x28);
+        let v6 = tcp_connect_socket(&"[::1]:9".parse().unwrap(), &t).unwrap();
+        assert_eq!(v6.tclass_v6().unwrap(), 0x28);
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    #[test]
+    fn linux_only_options_are_refused_elsewhere() {
+        let mut t = TransportOptions::default();
+        t.bind_to_device = Some("lo0".into());
+        let addr = "127.0.0.1:9".parse().unwrap();
+        let e = tcp_connect_socket(&addr, &t).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::Unsupported);
+        let mut t = TransportOptions::default();
+        t.tcp_maxrt = Some(std::time::Duration::from_secs(1));
+        let e = tcp_connect_socket(&addr, &t).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::Unsupported);
+        assert_eq!(
+            ipc_addr("@abstract").unwrap_err().kind(),
+            io::ErrorKind::Unsupported
+        );
+    }
 }
