@@ -1,21 +1,26 @@
 //! Socket creation shared by every backend: sockets are made and configured with `socket2` (or
 //! std) here and handed to the runtime, so TCP_NODELAY, SO_REUSEADDR, the listen backlog and
-//! ipc path handling are the same everywhere.
+//! ipc path handling are the same everywhere. A backend implements [`StreamSockets`] (how its
+//! runtime wraps a std socket, and connects one tcp address) and its [`Runtime::connect`] and
+//! [`Runtime::bind`] are then [`connect`] and [`bind`]: which endpoint is which, name lookup
+//! off the runtime's thread, and trying each address of a name live here once.
 //!
 //! Three things exist on Linux only: abstract ipc names (`ipc://@name`), BINDTODEVICE
 //! (SO_BINDTODEVICE) and TCP_MAXRT (TCP_USER_TIMEOUT). Elsewhere (macOS, the BSDs) asking for
 //! one is an `Unsupported` error, never silently ignored.
 
+use std::future::Future;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::os::fd::AsFd;
 use std::os::unix::net::{SocketAddr as UnixAddr, UnixListener, UnixStream};
 use std::path::PathBuf;
-
-use std::os::fd::AsFd;
 
 use omq_core::endpoint::{Endpoint, Host};
 use omq_core::options::TransportOptions;
 use socket2::{Domain, Protocol, SockAddr, SockRef, Socket, TcpKeepalive, Type};
+
+use crate::runtime::{Halves, Runtime};
 
 /// Resolves a tcp host (literal addresses without any lookup; names through the system
 /// resolver, which blocks: call it off the I/O thread where the runtime has no async resolver).
@@ -302,8 +307,82 @@ pub fn ipc_listener(path: &str, backlog: i32) -> io::Result<(UnixListener, IpcPa
     Ok((l, guard, format!("ipc://{path}")))
 }
 
-/// The error for an endpoint a stream backend cannot carry (inproc is handled by the driver).
-pub fn not_a_stream(endpoint: &Endpoint) -> io::Error {
+/// How a runtime takes over the stream sockets made here, so that [`connect`] and [`bind`]
+/// can be its [`Runtime::connect`] and [`Runtime::bind`]: endpoint matching, name lookup off
+/// the runtime's thread, trying every address of a name, ipc paths and listener options are
+/// then the same on every backend, and a backend says only how its runtime wraps a socket.
+///
+/// omq-tokio's `lib.rs` is a short example: its `Runtime::connect` is
+/// `net::connect::<Self>(endpoint, options)`, and its `bind` likewise.
+pub trait StreamSockets: Runtime {
+    /// Connects to one tcp address, with TCP_NODELAY and the connection options set
+    /// ([`tcp_connect_socket`] makes such a socket for runtimes that connect one they are
+    /// given; one that makes its own socket calls [`apply_tcp_options`] on the result).
+    fn connect_tcp(
+        addr: SocketAddr,
+        options: &TransportOptions,
+    ) -> impl Future<Output = io::Result<Halves<Self>>>;
+
+    /// Takes over a connected unix-domain stream (blocking, as std made it).
+    fn ipc_stream(stream: UnixStream) -> io::Result<Halves<Self>>;
+
+    /// Takes over a bound, listening, non-blocking tcp listener ([`tcp_listener`]).
+    fn tcp_listener(listener: std::net::TcpListener) -> io::Result<Self::Listener>;
+
+    /// Takes over a bound, listening, non-blocking unix-domain listener ([`ipc_listener`]) and
+    /// the guard that removes its socket file.
+    fn ipc_listener(listener: UnixListener, path: IpcPath) -> io::Result<Self::Listener>;
+
+    /// Runs a blocking call (the system's resolver) off the runtime's thread: by default on a
+    /// thread of its own; a runtime with a blocking pool uses that.
+    fn blocking<T: Send + 'static>(
+        f: impl FnOnce() -> io::Result<T> + Send + 'static,
+    ) -> impl Future<Output = io::Result<T>> {
+        on_own_thread(f)
+    }
+}
+
+/// Connects to a tcp or ipc endpoint through `R`'s [`StreamSockets`]: host names looked up
+/// with [`StreamSockets::blocking`] (addresses and `*` inline), each address tried in turn.
+pub async fn connect<R: StreamSockets>(
+    endpoint: &Endpoint,
+    t: &TransportOptions,
+) -> io::Result<Halves<R>> {
+    match endpoint {
+        Endpoint::Tcp { host, port, .. } => {
+            let (h, port, ipv6) = (host.clone(), *port, t.ipv6);
+            let addrs = for_names(host, move || resolve(&h, port, ipv6), R::blocking).await?;
+            connect_any(addrs, |addr| R::connect_tcp(addr, t)).await
+        }
+        // A unix connect completes at once (or is refused); std reaches abstract names too.
+        Endpoint::Ipc(path) => R::ipc_stream(UnixStream::connect_addr(&ipc_addr(path)?)?),
+        other => Err(not_a_stream(other)),
+    }
+}
+
+/// Binds a tcp or ipc endpoint through `R`'s [`StreamSockets`] ([`tcp_listener`],
+/// [`ipc_listener`]) and returns the listener with the endpoint as bound.
+pub async fn bind<R: StreamSockets>(
+    endpoint: &Endpoint,
+    t: &TransportOptions,
+) -> io::Result<(R::Listener, String)> {
+    match endpoint {
+        Endpoint::Tcp { host, port, .. } => {
+            let (h, port, t) = (host.clone(), *port, t.clone());
+            let (l, resolved) =
+                for_names(host, move || tcp_listener(&h, port, &t), R::blocking).await?;
+            Ok((R::tcp_listener(l)?, resolved))
+        }
+        Endpoint::Ipc(path) => {
+            let (l, guard, resolved) = ipc_listener(path, t.backlog)?;
+            Ok((R::ipc_listener(l, guard)?, resolved))
+        }
+        other => Err(not_a_stream(other)),
+    }
+}
+
+/// The error for an endpoint a stream backend cannot carry (inproc and udp are the driver's).
+fn not_a_stream(endpoint: &Endpoint) -> io::Error {
     io::Error::new(
         io::ErrorKind::Unsupported,
         format!("{} is not a stream transport", endpoint.transport()),
@@ -311,33 +390,47 @@ pub fn not_a_stream(endpoint: &Endpoint) -> io::Error {
 }
 
 /// Runs `f` on a thread of its own when `host` is a name to look up (the system resolver
-/// blocks), and inline for addresses and `*`: for runtimes without a blocking pool, and for
-/// udp, which the driver opens itself.
-pub async fn off_thread_for_names<T: Send + 'static>(
+/// blocks), and inline for addresses and `*`: for udp, which the driver opens itself.
+pub(crate) async fn off_thread_for_names<T: Send + 'static>(
     host: &Host,
     f: impl FnOnce() -> io::Result<T> + Send + 'static,
 ) -> io::Result<T> {
+    for_names(host, f, on_own_thread).await
+}
+
+/// Runs `f` through `off_thread` (which moves a blocking call off the runtime's thread) when
+/// `host` is a name to look up; for addresses and `*` the call is quick and runs inline.
+async fn for_names<T, F, Fut>(host: &Host, f: F, off_thread: impl FnOnce(F) -> Fut) -> io::Result<T>
+where
+    F: FnOnce() -> io::Result<T>,
+    Fut: Future<Output = io::Result<T>>,
+{
     match host {
-        Host::Name(_) => {
-            let (tx, rx) = futures_channel::oneshot::channel();
-            std::thread::Builder::new()
-                .name("omq-resolve".into())
-                .spawn(move || {
-                    let _ = tx.send(f());
-                })?;
-            rx.await
-                .map_err(|_| io::Error::other("the resolver thread died"))?
-        }
+        Host::Name(_) => off_thread(f).await,
         _ => f(),
     }
 }
 
+/// Runs `f` on a thread of its own.
+async fn on_own_thread<T: Send + 'static>(
+    f: impl FnOnce() -> io::Result<T> + Send + 'static,
+) -> io::Result<T> {
+    let (tx, rx) = futures_channel::oneshot::channel();
+    std::thread::Builder::new()
+        .name("omq-resolve".into())
+        .spawn(move || {
+            let _ = tx.send(f());
+        })?;
+    rx.await
+        .map_err(|_| io::Error::other("the resolver thread died"))?
+}
+
 /// Tries `connect` on each resolved address in turn and returns the first success, or the
 /// last failure (what libzmq does with a name that resolves to several addresses).
-pub async fn connect_any<T, F, Fut>(addrs: Vec<SocketAddr>, mut connect: F) -> io::Result<T>
+async fn connect_any<T, F, Fut>(addrs: Vec<SocketAddr>, mut connect: F) -> io::Result<T>
 where
     F: FnMut(SocketAddr) -> Fut,
-    Fut: std::future::Future<Output = io::Result<T>>,
+    Fut: Future<Output = io::Result<T>>,
 {
     let mut last = io::Error::new(io::ErrorKind::NotFound, "no address to connect to");
     for addr in addrs {

@@ -87,16 +87,17 @@ pub trait Runtime: Sized + 'static {
 
     /// Connects to a tcp or ipc endpoint (resolving host names without blocking the runtime,
     /// IPv6 names only with `options.ipv6`). TCP_NODELAY must be set on the connection, and the
-    /// connection options too ([`crate::net::tcp_connect_socket`] does both, or
-    /// [`crate::net::apply_tcp_options`] after a connect the runtime makes itself).
+    /// connection options too. [`crate::net::connect`] does all of it for a runtime that
+    /// implements [`crate::net::StreamSockets`] (every backend here does).
     fn connect(
         endpoint: &Endpoint,
         options: &TransportOptions,
     ) -> impl Future<Output = io::Result<Halves<Self>>>;
 
     /// Binds a tcp or ipc endpoint and returns the listener with the endpoint as bound (port 0
-    /// resolved). Accepted connections must have TCP_NODELAY set. [`crate::net::tcp_listener`]
-    /// and [`crate::net::ipc_listener`] apply BACKLOG and the connection options.
+    /// resolved). Accepted connections must have TCP_NODELAY set. [`crate::net::bind`] does it
+    /// for a runtime that implements [`crate::net::StreamSockets`], with BACKLOG and the
+    /// connection options applied.
     fn bind(
         endpoint: &Endpoint,
         options: &TransportOptions,
