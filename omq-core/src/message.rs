@@ -300,8 +300,15 @@ impl Message {
         &self.parts
     }
 
-    /// Mutable access to the parts.
-    pub fn parts_mut(&mut self) -> &mut SmallVec<[Part; 2]> {
+    /// The parts, to change in place (replace a body, rewrite an envelope). Adding and
+    /// removing parts goes through [`Message::push`], [`Message::push_front`] and
+    /// [`Message::pop_front`], so how the parts are stored stays the message's own business:
+    ///
+    /// ```compile_fail
+    /// let mut m = omq_core::Message::from("a");
+    /// m.parts_mut().push("b".into()); // a slice, not the storage behind it
+    /// ```
+    pub fn parts_mut(&mut self) -> &mut [Part] {
         &mut self.parts
     }
 
