@@ -613,7 +613,7 @@ builder! {
     handshake_ivl(Option<Duration>) => HandshakeIvl;
     /// HEARTBEAT_IVL: interval between PINGs (None: no heartbeats, the default).
     heartbeat_ivl(Option<Duration>) => HeartbeatIvl;
-    /// HEARTBEAT_TTL: TTL announced in our PINGs (at most 6553.599 s).
+    /// HEARTBEAT_TTL: TTL announced in our PINGs (at most [`MAX_HEARTBEAT_TTL_MS`]).
     heartbeat_ttl(Duration) => HeartbeatTtl;
     /// HEARTBEAT_TIMEOUT: how long to wait for traffic after a PING (None: the interval).
     heartbeat_timeout(Option<Duration>) => HeartbeatTimeout;
@@ -864,7 +864,9 @@ impl Options {
             O::HeartbeatIvl(v) => self.heartbeat_ivl = v.filter(|d| !d.is_zero()),
             O::HeartbeatTtl(v) => {
                 if v.as_millis() > u128::from(MAX_HEARTBEAT_TTL_MS) {
-                    return Err(invalid("at most 6553599 ms"));
+                    return Err(invalid(
+                        "longer than MAX_HEARTBEAT_TTL_MS, which a PING cannot carry",
+                    ));
                 }
                 self.heartbeat_ttl = v;
             }
