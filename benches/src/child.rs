@@ -18,7 +18,13 @@ pub fn run_here(args: &[String]) -> Result<(), String> {
         return Err(why.into());
     }
     let result = match cell.imp {
-        _ if matches!(cell.pattern, Pattern::Scale | Pattern::ScalePub) => crate::scale::run(&cell),
+        _ if matches!(
+            cell.pattern,
+            Pattern::Scale | Pattern::ScalePub | Pattern::ScaleCurve
+        ) =>
+        {
+            crate::scale::run(&cell)
+        }
         Impl::OmqTokio
         | Impl::OmqTokioMt
         | Impl::OmqTokioTasks

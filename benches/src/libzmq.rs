@@ -20,7 +20,10 @@ pub fn version() -> String {
 
 /// Runs one cell.
 pub fn run(cell: &Cell) -> Result<Samples, String> {
-    if matches!(cell.pattern, Pattern::Scale | Pattern::ScalePub) {
+    if matches!(
+        cell.pattern,
+        Pattern::Scale | Pattern::ScalePub | Pattern::ScaleCurve
+    ) {
         return crate::scale::run(cell);
     }
     match cell.pattern {
@@ -29,7 +32,7 @@ pub fn run(cell: &Cell) -> Result<Samples, String> {
         Pattern::PubSub => pub_sub(cell),
         Pattern::Proxy => proxy_thr(cell),
         Pattern::ProxyLat => proxy_lat(cell),
-        Pattern::Scale | Pattern::ScalePub => unreachable!("handled above"),
+        Pattern::Scale | Pattern::ScalePub | Pattern::ScaleCurve => unreachable!("handled above"),
     }
     .map_err(|e| format!("libzmq: {e}"))
 }

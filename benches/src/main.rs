@@ -150,7 +150,7 @@ fn headline(cell: &spec::Cell, samples: &common::Samples) -> String {
             get("agg_msg_s").map_or("?".into(), report::rate),
             get("delivered_pct").unwrap_or(f64::NAN)
         ),
-        Pattern::Scale | Pattern::ScalePub => format!(
+        Pattern::Scale | Pattern::ScalePub | Pattern::ScaleCurve => format!(
             "{} conn in {:.2} s, {:.1} KiB/conn (peak {:.1}), {} msg/s",
             cell.subs,
             get("conn_s").unwrap_or(f64::NAN),

@@ -164,7 +164,7 @@ impl Config {
                 .filter(|i| !(p == Pattern::PubSub && *i == Impl::Raw))
                 .filter(|i| p != Pattern::Curve || i.has_curve())
                 .filter(|i| {
-                    !matches!(p, Pattern::Scale | Pattern::ScalePub)
+                    !matches!(p, Pattern::Scale | Pattern::ScalePub | Pattern::ScaleCurve)
                         || i.is_omq()
                         || *i == Impl::Libzmq
                 })
@@ -180,6 +180,7 @@ impl Config {
                 Pattern::ProxyLat => (self.proxylat_sizes(), vec![1]),
                 Pattern::Scale => (vec![64], SCALE_PEERS.to_vec()),
                 Pattern::ScalePub => (vec![1024], SCALE_PEERS.to_vec()),
+                Pattern::ScaleCurve => (vec![1024], SCALE_CURVE_PEERS.to_vec()),
             };
             for &t in &self.transports {
                 // REQ/REP latency is measured over tcp and ipc; inproc only for PUSH/PULL
@@ -195,6 +196,7 @@ impl Config {
                         | Pattern::ProxyLat
                         | Pattern::Scale
                         | Pattern::ScalePub
+                        | Pattern::ScaleCurve
                 ) && t != Transport::Tcp
                 {
                     continue;
@@ -218,6 +220,9 @@ impl Config {
                             }
                             Pattern::ProxyLat => self.lat_counts(),
                             Pattern::Scale => {
+                                (self.scaled(if self.quick { 100_000 } else { 200_000 }), 0)
+                            }
+                            Pattern::ScaleCurve => {
                                 (self.scaled(if self.quick { 100_000 } else { 200_000 }), 0)
                             }
                             // Deliveries (messages × subscribers) of about 1M, or 2M.
@@ -255,6 +260,10 @@ impl Config {
 
 /// Peers of the scale cells (not run unless asked for: `--only scale,scalepub`).
 pub const SCALE_PEERS: [usize; 2] = [1_000, 10_000];
+
+/// Peer counts of the CURVE scale cell: one client and four (does the crypto of several
+/// connections run in parallel?), and a thousand (how fast are CURVE handshakes served?).
+pub const SCALE_CURVE_PEERS: [usize; 3] = [1, 4, 1_000];
 
 /// How many times more messages the raw stream carries in a PUSH/PULL cell: it runs 3–20×
 /// faster than any ZeroMQ at small sizes, and a run of a few milliseconds would measure

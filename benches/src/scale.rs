@@ -7,6 +7,9 @@
 //!   `count` messages round robin over all N connections.
 //! - `scalepub`: N SUBs (subscribed to everything) connect to one PUB, which publishes probes
 //!   until every SUB has seen one; then it publishes `count` messages of `size` bytes to all.
+//! - `scalecurve`: `scale` with CURVE (the ROUTER is the server, every DEALER a client with
+//!   the same keypair), `size`-byte messages: `conn_per_s` is CURVE handshakes served per second,
+//!   and N = 1 beside N = 4 shows whether the crypto of several connections runs in parallel.
 //!
 //! Metrics: `conn_s`, seconds from starting the peers until all N connections have
 //! handshaken and carried a first message (`conn_per_s` = N over that); `kb_per_conn`, the
@@ -68,10 +71,11 @@ struct Peers {
 }
 
 impl Peers {
-    fn start(mode: &str, ep: &str, cell: &Cell) -> Peers {
+    fn start(mode: &str, ep: &str, cell: &Cell, server_key: Option<&str>) -> Peers {
         let exe = std::env::current_exe().expect("current_exe");
         let mut child = Command::new(exe)
             .arg("peers")
+            .args(server_key.map(|k| format!("serverkey={k}")))
             .arg(format!("mode={mode}"))
             .arg(format!("ep={ep}"))
             .arg(format!("n={}", cell.subs))
@@ -193,8 +197,25 @@ const PROBE: Duration = Duration::from_millis(20);
 /// connects take 10-37 s on every implementation, libzmq included.)
 const BACKLOG: i32 = 4096;
 
-fn server_options() -> Options {
-    Options::default().backlog(BACKLOG)
+/// The measured socket's options, and the CURVE server's public key (Z85) its peers need in a
+/// CURVE cell.
+fn server_options(cell: &Cell) -> (Options, Option<String>) {
+    let o = Options::default().backlog(BACKLOG);
+    match server_keys(cell) {
+        Some((public, secret)) => (
+            o.curve_server(true).curve_secretkey(secret.as_bytes()),
+            Some(public),
+        ),
+        None => (o, None),
+    }
+}
+
+/// A fresh CURVE server keypair (public, secret; Z85) for a CURVE cell.
+fn server_keys(cell: &Cell) -> Option<(String, String)> {
+    (cell.pattern == Pattern::ScaleCurve).then(|| {
+        let k = omq_driver::generate_keypair(&mut omq_driver::OsRng);
+        (k.public().to_z85(), k.secret().to_z85().to_string())
+    })
 }
 
 /// Lets connections that have just carried their first message go idle before memory is read.
@@ -229,12 +250,13 @@ async fn sleep<R: Runtime>(d: Duration) {
 async fn side<R: Runtime>(cell: Cell) -> Samples {
     let n = cell.subs;
     match cell.pattern {
-        Pattern::Scale => {
-            let router = Socket::<R>::new(SocketType::Router, server_options()).expect("socket");
+        Pattern::Scale | Pattern::ScaleCurve => {
+            let (options, key) = server_options(&cell);
+            let router = Socket::<R>::new(SocketType::Router, options).expect("socket");
             let ep = router.bind("tcp://127.0.0.1:0").await.expect("bind");
             let base = rss_kb();
             let t0 = Instant::now();
-            let mut peers = Peers::start("dealer", &ep.to_string(), &cell);
+            let mut peers = Peers::start("dealer", &ep.to_string(), &cell, key.as_deref());
             for _ in 0..n {
                 router.recv().await.expect("recv");
             }
@@ -259,11 +281,11 @@ async fn side<R: Runtime>(cell: Cell) -> Samples {
             .metrics()
         }
         _ => {
-            let publ = Socket::<R>::new(SocketType::Pub, server_options()).expect("socket");
+            let publ = Socket::<R>::new(SocketType::Pub, server_options(&cell).0).expect("socket");
             let ep = publ.bind("tcp://127.0.0.1:0").await.expect("bind");
             let base = rss_kb();
             let t0 = Instant::now();
-            let mut peers = Peers::start("sub", &ep.to_string(), &cell);
+            let mut peers = Peers::start("sub", &ep.to_string(), &cell, None);
             let hello = common::tagged(5, common::TAG_HELLO);
             let ready = loop {
                 if let Some(at) = peers.ready_at() {
@@ -309,14 +331,19 @@ fn libzmq_side(cell: &Cell) -> zmq::Result<Samples> {
     let n = cell.subs;
     let ctx = zmq::Context::new();
     let pattern = cell.pattern;
-    if pattern == Pattern::Scale {
+    if matches!(pattern, Pattern::Scale | Pattern::ScaleCurve) {
         let router = ctx.socket(zmq::ROUTER)?;
         router.set_backlog(BACKLOG)?;
+        let keys = server_keys(cell);
+        if let Some((_, secret)) = &keys {
+            router.set_curve_server(true)?;
+            router.set_curve_secretkey(secret.as_bytes())?;
+        }
         router.bind("tcp://127.0.0.1:*")?;
         let ep = router.get_last_endpoint()?.expect("utf-8 endpoint");
         let base = rss_kb();
         let t0 = Instant::now();
-        let mut peers = Peers::start("dealer", &ep, cell);
+        let mut peers = Peers::start("dealer", &ep, cell, keys.as_ref().map(|k| k.0.as_str()));
         for _ in 0..n {
             router.recv_multipart(0)?;
         }
@@ -346,7 +373,7 @@ fn libzmq_side(cell: &Cell) -> zmq::Result<Samples> {
         let ep = publ.get_last_endpoint()?.expect("utf-8 endpoint");
         let base = rss_kb();
         let t0 = Instant::now();
-        let mut peers = Peers::start("sub", &ep, cell);
+        let mut peers = Peers::start("sub", &ep, cell, None);
         let hello = common::tagged(5, common::TAG_HELLO);
         let ready = loop {
             if let Some(at) = peers.ready_at() {
@@ -383,9 +410,11 @@ fn libzmq_side(cell: &Cell) -> zmq::Result<Samples> {
     }
 }
 
-/// The peer process: `omq-bench peers mode=dealer|sub ep=E n=N size=S count=C`.
+/// The peer process: `omq-bench peers mode=dealer|sub ep=E n=N size=S count=C
+/// [serverkey=Z85]` (with a server key the DEALERs are CURVE clients).
 pub fn peers_main(args: &[String]) -> Result<(), String> {
     let mut mode = String::new();
+    let mut server_key = None;
     let (mut ep, mut n, mut size, mut count) = (String::new(), 1usize, 64usize, 1usize);
     for a in args {
         let (k, v) = a
@@ -398,6 +427,7 @@ pub fn peers_main(args: &[String]) -> Result<(), String> {
             "n" => n = num()?,
             "size" => size = num()?,
             "count" => count = num()?,
+            "serverkey" => server_key = Some(v.to_owned()),
             _ => return Err(format!("unknown key {k:?}")),
         }
     }
@@ -409,7 +439,7 @@ pub fn peers_main(args: &[String]) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     rt.block_on(async move {
         match mode.as_str() {
-            "dealer" => dealers(&ep, n, size, count).await,
+            "dealer" => dealers(&ep, n, size, count, client_options(server_key)).await,
             "sub" => subs(&ep, n).await,
             m => Err(format!("unknown mode {m:?}")),
         }
@@ -435,13 +465,31 @@ fn stdin_lines() -> tokio::sync::mpsc::UnboundedReceiver<()> {
     rx
 }
 
-async fn dealers(ep: &str, n: usize, size: usize, count: usize) -> Result<(), String> {
+/// A DEALER's options: a CURVE client of `server_key` (every peer with one keypair), or none.
+fn client_options(server_key: Option<String>) -> Options {
+    let Some(server) = server_key else {
+        return Options::default();
+    };
+    let me = omq_driver::generate_keypair(&mut omq_driver::OsRng);
+    Options::default()
+        .curve_serverkey(server.as_bytes())
+        .curve_publickey(me.public().to_z85().as_bytes())
+        .curve_secretkey(me.secret().to_z85().as_bytes())
+}
+
+async fn dealers(
+    ep: &str,
+    n: usize,
+    size: usize,
+    count: usize,
+    options: Options,
+) -> Result<(), String> {
     let mut lines = stdin_lines();
     let payload = common::payload(size);
     let all = join_all((0..n).map(|_| {
-        let payload = payload.clone();
+        let (payload, options) = (payload.clone(), options.clone());
         async move {
-            let d = PeerSocket::new(SocketType::Dealer, Options::default()).expect("socket");
+            let d = PeerSocket::new(SocketType::Dealer, options).expect("socket");
             d.connect(ep).await.expect("connect");
             d.send(copy(&payload)).await.expect("send");
             d

@@ -97,9 +97,11 @@ impl Impl {
             (Impl::Raw, Pattern::Proxy | Pattern::ProxyLat, _) => {
                 Some("n/a (a raw byte stream has no proxy)")
             }
-            (Impl::Raw | Impl::Zmqrs, Pattern::Scale | Pattern::ScalePub, _) => {
-                Some("n/a (scale cells: omq backends and libzmq)")
-            }
+            (
+                Impl::Raw | Impl::Zmqrs,
+                Pattern::Scale | Pattern::ScalePub | Pattern::ScaleCurve,
+                _,
+            ) => Some("n/a (scale cells: omq backends and libzmq)"),
             _ => None,
         }
     }
@@ -182,6 +184,10 @@ pub enum Pattern {
     /// `subs` SUBs (in a second process) on one PUB: connect rate, memory per connection,
     /// fan-out throughput.
     ScalePub,
+    /// `subs` CURVE DEALERs (in a second process) on one CURVE ROUTER: handshakes per second,
+    /// memory per connection, and steady throughput of 1 KiB messages (issue 14's multi-client
+    /// and handshake-rate cells).
+    ScaleCurve,
 }
 
 impl Pattern {
@@ -196,6 +202,7 @@ impl Pattern {
             Pattern::ProxyLat => "proxylat",
             Pattern::Scale => "scale",
             Pattern::ScalePub => "scalepub",
+            Pattern::ScaleCurve => "scalecurve",
         }
     }
 }
@@ -218,6 +225,7 @@ impl FromStr for Pattern {
             "proxylat" => Ok(Pattern::ProxyLat),
             "scale" => Ok(Pattern::Scale),
             "scalepub" => Ok(Pattern::ScalePub),
+            "scalecurve" => Ok(Pattern::ScaleCurve),
             _ => Err(format!("unknown pattern {s:?}")),
         }
     }
@@ -300,6 +308,7 @@ impl Cell {
             Pattern::PubSub => format!("pubsub-{}", self.subs),
             Pattern::Scale => format!("scale-{}", self.subs),
             Pattern::ScalePub => format!("scalepub-{}", self.subs),
+            Pattern::ScaleCurve => format!("scalecurve-{}", self.subs),
             p => p.name().to_string(),
         }
     }

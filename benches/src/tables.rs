@@ -210,13 +210,14 @@ pub fn markdown(cfg: &Config, store: &Store) -> String {
         }
     }
 
-    for (pattern, title, size_of, steady, steady_title) in [
+    for (pattern, title, size_of, steady, steady_title, peers) in [
         (
             crate::spec::Pattern::Scale,
             "N DEALERs → one ROUTER",
             64,
             "steady_msg_s",
             "steady msg/s received (the peers send round robin over all N)",
+            &crate::plan::SCALE_PEERS[..],
         ),
         (
             crate::spec::Pattern::ScalePub,
@@ -224,6 +225,15 @@ pub fn markdown(cfg: &Config, store: &Store) -> String {
             1024,
             "fanout_msg_s",
             "fan-out deliveries/s, all subscribers together",
+            &crate::plan::SCALE_PEERS[..],
+        ),
+        (
+            crate::spec::Pattern::ScaleCurve,
+            "N CURVE DEALERs → one CURVE ROUTER, 1 KiB (connections/s = handshakes served)",
+            1024,
+            "steady_msg_s",
+            "steady msg/s received (the peers send round robin over all N)",
+            &crate::plan::SCALE_CURVE_PEERS[..],
         ),
     ] {
         if !cfg.patterns.contains(&pattern) {
@@ -238,7 +248,7 @@ pub fn markdown(cfg: &Config, store: &Store) -> String {
              came, ÷ N (KiB; peak from VmHWM).\n"
         );
         head(&mut md, &["N", "figure"], &impls, &[]);
-        for n in crate::plan::SCALE_PEERS {
+        for &n in peers {
             let label = format!("{}-{n}", pattern.name());
             for (metric, what, fmt) in [
                 ("conn_s", "connect, s", plain as fn(f64) -> String),

@@ -35,7 +35,9 @@ pub fn run(cell: &Cell) -> Result<Samples, String> {
         Pattern::Proxy => {
             Err("zmq.rs's proxy needs sockets that both send and receive: not PULL/PUSH".into())
         }
-        Pattern::Scale | Pattern::ScalePub => Err("zmq.rs: no scale cell".into()),
+        Pattern::Scale | Pattern::ScalePub | Pattern::ScaleCurve => {
+            Err("zmq.rs: no scale cell".into())
+        }
     }
 }
 

@@ -583,12 +583,9 @@ async fn run_case<R: Runtime>(case: Case) {
             let _ = std::fs::remove_file(&path);
         }
         Case::NoDialAfterClose => {
-            let port = std::net::TcpListener::bind("127.0.0.1:0")
-                .unwrap()
-                .local_addr()
-                .unwrap()
-                .port();
-            let ep = format!("tcp://127.0.0.1:{port}");
+            // Held, refusing dials, until the ROUTER binds it.
+            let port = crate::ports::reserve_tcp_port();
+            let ep = port.endpoint();
             let o = || {
                 d().linger(Some(Duration::ZERO))
                     .reconnect_ivl(Some(Duration::from_millis(20)))

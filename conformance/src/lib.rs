@@ -13,6 +13,7 @@
 //! - [`pyomq`]: `lz4+tcp://` and `zstd+tcp://` interop with pyomq (omq.rs), on every backend.
 //! - [`pyomq_draft`]: the draft socket types against pyomq, on every backend.
 //! - [`netns`]: two network namespaces joined by an impaired link (loss, delay, partitions).
+//! - [`ports`]: TCP ports held for a test until something listens on them.
 
 pub mod api;
 pub mod async_peer;
@@ -25,6 +26,7 @@ pub mod local;
 pub mod netfaults;
 pub mod netns;
 pub mod plugged;
+pub mod ports;
 pub mod pyomq;
 pub mod pyomq_draft;
 pub mod report;

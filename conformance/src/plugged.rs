@@ -120,21 +120,30 @@ fn executor() -> &'static LocalExecutor<'static> {
     EXECUTOR.with(|e| *e.get_or_init(|| Box::leak(Box::new(LocalExecutor::new()))))
 }
 
-/// A udp socket under async-io.
+/// A udp socket under async-io, with the initialised room it reads into (async-io reads only
+/// into `&mut [u8]`): zeroed once, not per datagram.
 #[derive(Debug)]
-pub struct AsyncDatagram(Async<UdpSocket>);
+pub struct AsyncDatagram {
+    socket: Async<UdpSocket>,
+    room: Box<[u8]>,
+}
+
+/// The largest udp payload, so no datagram is cut short.
+const DATAGRAM_ROOM: usize = 65_536;
 
 impl Datagram for AsyncDatagram {
     async fn send(self, datagram: Bytes) -> (Self, io::Result<usize>) {
-        let r = self.0.send(&datagram).await;
+        let r = self.socket.send(&datagram).await;
         (self, r)
     }
 
-    async fn recv(self, mut buf: BytesMut) -> (Self, BytesMut, io::Result<usize>) {
-        let len = buf.len();
-        buf.resize(buf.capacity().max(len + 1), 0);
-        let r = self.0.recv_from(&mut buf[len..]).await.map(|(n, _)| n);
-        buf.truncate(len + *r.as_ref().unwrap_or(&0));
+    async fn recv(mut self, mut buf: BytesMut) -> (Self, BytesMut, io::Result<usize>) {
+        let want = buf.capacity().saturating_sub(buf.len()).max(1);
+        let room = &mut self.room[..want.min(DATAGRAM_ROOM)];
+        let r = self.socket.recv_from(room).await.map(|(n, _)| n);
+        if let Ok(n) = r {
+            buf.extend_from_slice(&room[..n]);
+        }
         (self, buf, r)
     }
 }
@@ -146,7 +155,10 @@ impl Runtime for AsyncIo {
     type Datagram = AsyncDatagram;
 
     fn datagram(socket: UdpSocket) -> io::Result<AsyncDatagram> {
-        Ok(AsyncDatagram(Async::new(socket)?))
+        Ok(AsyncDatagram {
+            socket: Async::new(socket)?,
+            room: vec![0; DATAGRAM_ROOM].into_boxed_slice(),
+        })
     }
 
     fn spawn(task: Task<Self>) {

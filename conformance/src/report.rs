@@ -85,17 +85,46 @@ fn attempt(name: String, f: impl FnOnce()) -> Outcome {
 /// Runs every interop scenario (against libzmq; tcp and ipc, either side binding) and every
 /// omq-to-omq pairing (tcp, ipc, inproc, lz4+tcp, zstd+tcp) on backend `B`.
 pub fn run_suite<B: Backend>() -> Report {
-    let mut outcomes = Vec::new();
-    for s in Scenario::ALL {
+    run_selected::<B>(&Scenario::ALL, &Pairing::ALL)
+}
+
+/// Runs the given interop scenarios and omq-to-omq pairings, each in all its variants
+/// ([`variants`] names them), on backend `B`: a part of the suite, for a quick look.
+pub fn run_selected<B: Backend>(scenarios: &[Scenario], pairings: &[Pairing]) -> Report {
+    let outcomes = plan::<B>(scenarios, pairings)
+        .into_iter()
+        .map(|(name, run)| attempt(name, run))
+        .collect();
+    Report {
+        backend: B::NAME,
+        outcomes,
+    }
+}
+
+/// The names of every variant [`run_selected`] runs for these scenarios and pairings, in order,
+/// without running them.
+pub fn variants(scenarios: &[Scenario], pairings: &[Pairing]) -> Vec<String> {
+    // Naming needs no backend; any one will do to build the plan.
+    plan::<crate::plugged::AsyncIoBackend>(scenarios, pairings)
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect()
+}
+
+type Variant = (String, Box<dyn FnOnce()>);
+
+fn plan<B: Backend>(scenarios: &[Scenario], pairings: &[Pairing]) -> Vec<Variant> {
+    let mut all: Vec<Variant> = Vec::new();
+    for &s in scenarios {
         for t in [Transport::Tcp, Transport::Ipc] {
             for binds in [true, false] {
                 let who = if binds { "omq binds" } else { "libzmq binds" };
                 let name = format!("interop {s:?} {t:?} ({who})");
-                outcomes.push(attempt(name, || run::<B>(s, t, binds)));
+                all.push((name, Box::new(move || run::<B>(s, t, binds))));
             }
         }
     }
-    for p in Pairing::ALL {
+    for &p in pairings {
         for t in [
             LocalTransport::Tcp,
             LocalTransport::Ipc,
@@ -104,11 +133,8 @@ pub fn run_suite<B: Backend>() -> Report {
             LocalTransport::ZstdTcp,
         ] {
             let name = format!("omq-omq {p:?} {t:?}");
-            outcomes.push(attempt(name, || run_local::<B>(p, t)));
+            all.push((name, Box::new(move || run_local::<B>(p, t))));
         }
     }
-    Report {
-        backend: B::NAME,
-        outcomes,
-    }
+    all
 }

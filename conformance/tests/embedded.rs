@@ -16,12 +16,9 @@ fn libzmq() -> LibzmqPeer {
 #[test]
 fn an_embedded_req_asks_a_libzmq_rep_and_reconnects_until_it_is_there() {
     // The REP binds only after the REQ has started: the embedded socket keeps redialling.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let ep = format!("tcp://127.0.0.1:{port}");
+    // The port is held (refusing dials) until the REP binds it.
+    let port = conformance::ports::reserve_tcp_port();
+    let ep = port.endpoint();
     let server = std::thread::spawn({
         let ep = ep.clone();
         move || {

@@ -60,9 +60,7 @@ pub(crate) async fn run<R: Runtime>(config: Config) -> Result<(), Failure> {
             .bind(ep)
             .await
             .map_err(|e| Failure::Usage(format!("cannot bind to {ep}: {e}")))?;
-        if ep.starts_with("tcp://") && (ep.ends_with(":0") || ep.ends_with(":*")) {
-            eprintln!("omq: bound to {bound}");
-        }
+        announce_bound(ep, &bound);
     }
     // A sender watches its connections come up: see `wait_connected`.
     let mut monitor =
@@ -343,6 +341,16 @@ fn block_on<F: Future>(f: F) -> F::Output {
     }
 }
 
+/// Says on stderr which port a tcp endpoint (plain, `lz4+tcp` or `zstd+tcp`) or a udp one bound
+/// to when the system chose it (`:0` or `:*`), so a script or test can connect to it without
+/// guessing.
+fn announce_bound(ep: &str, bound: &impl std::fmt::Display) {
+    let ports = ep.contains("tcp://") || ep.starts_with("udp://");
+    if ports && (ep.ends_with(":0") || ep.ends_with(":*")) {
+        eprintln!("omq: bound to {bound}");
+    }
+}
+
 /// Makes, binds or connects one proxy socket.
 async fn proxy_socket<R: Runtime>(spec: &ProxySocket) -> Result<Socket<R>, Failure> {
     let socket = Socket::<R>::new(spec.socket_type, Options::default())
@@ -353,9 +361,7 @@ async fn proxy_socket<R: Runtime>(spec: &ProxySocket) -> Result<Socket<R>, Failu
             .bind(ep)
             .await
             .map_err(|e| Failure::Usage(format!("cannot bind to {ep}: {e}")))?;
-        if ep.starts_with("tcp://") && (ep.ends_with(":0") || ep.ends_with(":*")) {
-            eprintln!("omq: bound to {bound}");
-        }
+        announce_bound(ep, &bound);
     } else {
         socket
             .connect(ep)

@@ -97,6 +97,28 @@ impl Omq {
         String::from_utf8_lossy(&self.stderr.lock().unwrap()).into_owned()
     }
 
+    /// The endpoint this `omq` reported binding (`omq: bound to ...` on stderr, printed when
+    /// the system chose the port), within [`WAIT`].
+    fn bound(&self) -> String {
+        let start = Instant::now();
+        loop {
+            if let Some(line) = self
+                .stderr()
+                .lines()
+                .find_map(|l| l.strip_prefix("omq: bound to "))
+            {
+                return line.trim().to_owned();
+            }
+            assert!(
+                start.elapsed() < WAIT,
+                "omq {:?} reported no bound endpoint; stderr: {}",
+                self.args,
+                self.stderr()
+            );
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     /// The next line of output, within `timeout`.
     fn line_within(&self, timeout: Duration) -> Option<Vec<u8>> {
         self.lines.recv_timeout(timeout).ok()
@@ -173,10 +195,18 @@ fn run(args: &[&str], input: &str) -> (i32, String, String) {
     (code, out, p.stderr())
 }
 
-/// A tcp endpoint on a port that was free a moment ago.
-fn free_tcp() -> String {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    format!("tcp://127.0.0.1:{}", l.local_addr().unwrap().port())
+/// A tcp endpoint whose port the binding `omq` lets the system choose; [`Omq::bound`] reads
+/// back which. (Picking a free port here and handing it over raced with other processes.)
+const ANY_TCP: &str = "tcp://127.0.0.1:0";
+
+/// Where to connect to `binder`, which was told to bind `ep`: the port it reported when the
+/// system chose it, else `ep` itself.
+fn connect_to(binder: &Omq, ep: &str) -> String {
+    if ep.ends_with(":0") {
+        binder.bound()
+    } else {
+        ep.to_owned()
+    }
 }
 
 /// A fresh ipc endpoint of this test process.
@@ -217,7 +247,8 @@ fn strings(parts: Vec<Vec<u8>>) -> Vec<String> {
 
 fn pipeline(ep: &str) {
     let mut pull = omq(&["pull", "--bind", ep, "--recv", "-n", "5"]);
-    let mut push = omq(&["PUSH", "--connect", ep, "--send"]).input("1\n2\n3\n4\n5\n");
+    let ep = connect_to(&pull, ep);
+    let mut push = omq(&["PUSH", "--connect", &ep, "--send"]).input("1\n2\n3\n4\n5\n");
     assert_eq!(pull.lines(5), ["1", "2", "3", "4", "5"]);
     pull.success();
     push.success();
@@ -225,19 +256,20 @@ fn pipeline(ep: &str) {
 
 #[test]
 fn push_pull_over_tcp() {
-    pipeline(&free_tcp());
+    pipeline(ANY_TCP);
 }
 
 #[test]
 fn push_pull_over_lz4_and_zstd_tcp() {
     for scheme in ["lz4+tcp", "zstd+tcp"] {
-        pipeline(&free_tcp().replacen("tcp", scheme, 1));
+        pipeline(&ANY_TCP.replacen("tcp", scheme, 1));
     }
     // With a trained dictionary and long, compressible lines.
-    let ep = free_tcp().replacen("tcp", "lz4+tcp", 1);
+    let ep = ANY_TCP.replacen("tcp", "lz4+tcp", 1);
     let line = "{\"sensor\":\"t-1\",\"unit\":\"C\",\"value\":21.5}".repeat(20);
     let input: String = (0..150).map(|_| format!("{line}\n")).collect();
     let mut pull = omq(&["pull", "--bind", &ep, "--recv", "-n", "150"]);
+    let ep = pull.bound();
     let mut push = omq(&[
         "push",
         "--connect",
@@ -280,7 +312,9 @@ fn a_binding_sender_waits_for_its_receiver() {
 
 #[test]
 fn a_sender_that_connects_before_the_bind_delivers_everything() {
-    let ep = free_tcp();
+    // Held (not listening) until the PULL binds it: dials are refused meanwhile.
+    let port = conformance::ports::reserve_tcp_port();
+    let ep = port.endpoint();
     let mut push = omq(&["push", "--connect", &ep, "--send"]).input("x\ny\n");
     // Give the PUSH time to dial and be refused at least once (it redials every 100 ms): the
     // case is a connect that precedes the bind. On a slow machine it may not have dialled yet,
@@ -315,8 +349,8 @@ fn req_rep_with_echo() {
 
 #[test]
 fn client_server_with_echo() {
-    let ep = free_tcp();
-    let mut server = omq(&["server", "--bind", &ep, "--recv", "--echo", "-n", "2"]);
+    let mut server = omq(&["server", "--bind", ANY_TCP, "--recv", "--echo", "-n", "2"]);
+    let ep = server.bound();
     let mut client = omq(&["client", "--connect", &ep, "--send"]).input("one\ntwo\n");
     assert_eq!(client.lines(2), ["one", "two"]);
     assert_eq!(server.lines(2), ["one", "two"]);
@@ -324,7 +358,14 @@ fn client_server_with_echo() {
     server.success();
     // Single parts only: a line split into parts is refused with a clear error.
     let (code, _, err) = run(
-        &["client", "--connect", &free_tcp(), "--send", "--delim", ","],
+        &[
+            "client",
+            "--connect",
+            &conformance::ports::reserve_tcp_port().endpoint(),
+            "--send",
+            "--delim",
+            ",",
+        ],
         "a,b\n",
     );
     assert_ne!(code, 0);
@@ -344,31 +385,34 @@ fn scatter_gather_pipeline() {
 #[test]
 fn radio_dish_over_udp_and_tcp() {
     // udp: the DISH binds, the RADIO connects; over tcp either may bind (here the RADIO). The
-    // DISH prints each message behind its group.
-    let port = std::net::UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    for (ep, dish_binds) in [
-        (format!("udp://127.0.0.1:{port}"), true),
-        (free_tcp(), false),
-    ] {
-        let (dish_side, radio_side) = if dish_binds {
-            ("--bind", "--connect")
-        } else {
-            ("--connect", "--bind")
+    // DISH prints each message behind its group. The binding side starts first, on a port the
+    // system chooses.
+    for (any, dish_binds) in [("udp://127.0.0.1:0", true), (ANY_TCP, false)] {
+        let dish = |side: &str, ep: &str| {
+            omq(&[
+                "dish", side, ep, "--recv", "--join", "news", "--join", "sport", "-n", "3",
+            ])
         };
-        let mut news = omq(&["radio", radio_side, &ep, "--send", "--group", "news"]);
-        // Over udp a second RADIO sends a group the DISH did not join: udp carries every
-        // group, so the DISH's own filter is what keeps it out.
-        let mut weather =
-            dish_binds.then(|| omq(&["radio", "--connect", &ep, "--send", "--group", "weather"]));
-        let mut dish = omq(&[
-            "dish", dish_side, &ep, "--recv", "--join", "news", "--join", "sport", "-n", "3",
-        ]);
-        // The DISH may be bound (udp) or joined (tcp) a moment after the RADIO starts: send
-        // until it has had its three; a group it did not join never shows.
+        let radio = |side: &str, ep: &str, group: &str| {
+            omq(&["radio", side, ep, "--send", "--group", group])
+        };
+        let (mut dish, mut news, mut weather) = if dish_binds {
+            let dish = dish("--bind", any);
+            let ep = dish.bound();
+            // Over udp a second RADIO sends a group the DISH did not join: udp carries every
+            // group, so the DISH's own filter is what keeps it out.
+            let (news, weather) = (
+                radio("--connect", &ep, "news"),
+                radio("--connect", &ep, "weather"),
+            );
+            (dish, news, Some(weather))
+        } else {
+            let news = radio("--bind", any, "news");
+            (dish("--connect", &news.bound()), news, None)
+        };
+        let ep = any;
+        // The DISH's joins (tcp) or the RADIO's first datagrams may take a moment: send until it
+        // has had its three; a group it did not join never shows.
         let start = Instant::now();
         let mut i = 0;
         while dish.exited().is_none() {
@@ -445,8 +489,8 @@ fn radio_dish_over_udp_and_tcp() {
 
 #[test]
 fn router_echo_keeps_the_envelope() {
-    let ep = free_tcp();
-    let mut router = omq(&["router", "--bind", &ep, "--recv", "--echo", "-n", "2"]);
+    let mut router = omq(&["router", "--bind", ANY_TCP, "--recv", "--echo", "-n", "2"]);
+    let ep = router.bound();
     let mut req = omq(&["req", "--connect", &ep, "--send"]).input("a\nb\n");
     assert_eq!(req.lines(2), ["a", "b"]);
     // ROUTER prints [routing id, empty delimiter, body], bytes as received: the generated id
@@ -472,8 +516,8 @@ fn router_echo_keeps_the_envelope() {
 
 #[test]
 fn pub_sub_filters_on_subscriptions() {
-    let ep = free_tcp();
-    let mut publisher = omq(&["pub", "--bind", &ep, "--send"]);
+    let mut publisher = omq(&["pub", "--bind", ANY_TCP, "--send"]);
+    let ep = publisher.bound();
     let mut sub = omq(&[
         "sub",
         "--connect",
@@ -741,17 +785,17 @@ fn keygen_prints_a_z85_keypair() {
 #[test]
 fn curve_pipeline() {
     let (public, secret) = keygen();
-    let ep = free_tcp();
     let mut pull = omq(&[
         "pull",
         "--bind",
-        &ep,
+        ANY_TCP,
         "--recv",
         "-n",
         "2",
         "--curve-server",
         &secret,
     ]);
+    let ep = pull.bound();
     let mut push = omq(&[
         "push",
         "--connect",
@@ -831,8 +875,16 @@ fn curve_with_the_wrong_server_key_delivers_nothing() {
 
 #[test]
 fn plain_pipeline() {
-    let ep = free_tcp();
-    let mut pull = omq(&["pull", "--bind", &ep, "--recv", "-n", "1", "--plain-server"]);
+    let mut pull = omq(&[
+        "pull",
+        "--bind",
+        ANY_TCP,
+        "--recv",
+        "-n",
+        "1",
+        "--plain-server",
+    ]);
+    let ep = pull.bound();
     let mut push =
         omq(&["push", "--connect", &ep, "--send", "--plain", "user:pa:ss"]).input("logged in\n");
     assert_eq!(pull.lines(1), ["logged in"]);
@@ -953,8 +1005,8 @@ fn libzmq_dealer_router() {
 fn libzmq_pub_sub() {
     let mut z = libzmq();
     // omq PUB -> libzmq SUB.
-    let ep = free_tcp();
-    let mut publisher = omq(&["pub", "--bind", &ep, "--send"]);
+    let mut publisher = omq(&["pub", "--bind", ANY_TCP, "--send"]);
+    let ep = publisher.bound();
     z.socket(1, "SUB").unwrap();
     z.setsockopt(1, "SUBSCRIBE", "news").unwrap();
     z.connect(1, &ep).unwrap();
@@ -1029,8 +1081,8 @@ fn libzmq_xpub_xsub() {
     xpub.success();
 
     // omq XPUB --send -> libzmq SUB.
-    let ep = free_tcp();
-    let mut xpub = omq(&["xpub", "--bind", &ep, "--send"]);
+    let mut xpub = omq(&["xpub", "--bind", ANY_TCP, "--send"]);
+    let ep = xpub.bound();
     z.socket(3, "SUB").unwrap();
     z.setsockopt(3, "SUBSCRIBE", "").unwrap();
     z.connect(3, &ep).unwrap();
@@ -1173,8 +1225,8 @@ fn backend_both_ways(backend: &str) {
     assert_eq!(rep.lines(1), ["ping"]);
     rep.success();
     // tokio PULL <- X PUSH.
-    let ep = free_tcp();
-    let mut pull = omq(&["pull", "--bind", &ep, "--recv", "-n", "2"]);
+    let mut pull = omq(&["pull", "--bind", ANY_TCP, "--recv", "-n", "2"]);
+    let ep = pull.bound();
     let mut push = omq(&["push", "--backend", backend, "--connect", &ep, "--send"]).input("1\n2\n");
     assert_eq!(pull.lines(2), ["1", "2"]);
     pull.success();
@@ -1224,14 +1276,15 @@ fn proxy_streams_between_processes_with_a_capture() {
 
 #[test]
 fn a_libzmq_req_reaches_an_omq_rep_through_an_omq_broker() {
-    let (front, back) = (free_tcp(), ipc("broker-back"));
+    let back = ipc("broker-back");
     let mut broker = omq(&[
         "proxy",
         "--frontend",
-        &format!("router,@{front}"),
+        &format!("router,@{ANY_TCP}"),
         "--backend",
         &format!("dealer,@{back}"),
     ]);
+    let front = broker.bound();
     let mut rep = omq(&["rep", "--connect", &back, "--recv", "--echo", "-n", "2"]);
     let mut peer = libzmq();
     peer.socket(1, "REQ").unwrap();

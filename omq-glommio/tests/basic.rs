@@ -185,9 +185,12 @@ async fn a_read_and_a_blocked_write_pend_at_once_on_one_stream(tag: &str) {
 async fn a_refused_connect_says_so(_: &str) {
     // The driver redials after a refusal and gives up on anything else: the kind must
     // survive glommio's error type.
-    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = free.local_addr().unwrap().port();
-    drop(free);
+    // A port held bound but not listening: dials are refused, and no other process can take
+    // it meanwhile (as a port picked, closed and reused could be).
+    let held = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    held.bind(&std::net::SocketAddr::from(([127, 0, 0, 1], 0)).into())
+        .unwrap();
+    let port = held.local_addr().unwrap().as_socket().unwrap().port();
     let e = Glommio::connect(
         &format!("tcp://127.0.0.1:{port}").parse().unwrap(),
         &Default::default(),
