@@ -2,9 +2,8 @@
 //! product: async-io's reactor and timers with async-executor's single-threaded executor, its
 //! streams carried through omq-driver's futures-io adapter. Nothing here touches omq-core.
 //!
-//! This is the whole of what a new runtime needs: the executor traits and
-//! `omq_driver::net::StreamSockets` (here ~110 lines), then `interop_suite!` / `local_suite!`
-//! or [`crate::report::run_suite`].
+//! This is the whole of what a new runtime needs: the executor traits (here ~110 lines), then
+//! `interop_suite!` / `local_suite!` or [`crate::report::run_suite`].
 
 use std::cell::OnceCell;
 use std::future::Future;
@@ -20,7 +19,6 @@ use async_io::{Async, Timer};
 use bytes::{Bytes, BytesMut};
 use futures_io::{AsyncRead, AsyncWrite};
 use omq_core::options::TransportOptions;
-use omq_core::Endpoint;
 use omq_driver::futures_io::{split, Reader, Writer};
 use omq_driver::net;
 use omq_driver::{Datagram, Listener, Runtime, Task};
@@ -173,24 +171,6 @@ impl Runtime for AsyncIo {
         Timer::at(deadline).await;
     }
 
-    fn connect(
-        endpoint: &Endpoint,
-        t: &TransportOptions,
-    ) -> impl Future<Output = io::Result<(Reader<Stream>, Writer<Stream>)>> {
-        net::connect::<Self>(endpoint, t)
-    }
-
-    fn bind(
-        endpoint: &Endpoint,
-        t: &TransportOptions,
-    ) -> impl Future<Output = io::Result<(AsyncListener, String)>> {
-        net::bind::<Self>(endpoint, t)
-    }
-}
-
-/// Sockets come from omq-driver's helpers (`net`); async-io wraps them. Names are looked up on
-/// a thread of their own (the default).
-impl net::StreamSockets for AsyncIo {
     async fn connect_tcp(
         addr: SocketAddr,
         t: &TransportOptions,

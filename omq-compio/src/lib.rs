@@ -32,7 +32,6 @@ use bytes::{Bytes, BytesMut};
 use compio::buf::{BufResult, IntoInner, IoBufMut};
 use compio::io::{AsyncRead, AsyncWrite};
 use compio::net::{TcpListener, TcpSocket, TcpStream, UnixListener, UnixStream};
-use omq_core::endpoint::Endpoint;
 use omq_core::options::TransportOptions;
 use omq_driver::net;
 use omq_driver::{Datagram, Listener, ReadHalf, Runtime, Task, WriteHalf};
@@ -161,9 +160,30 @@ impl Listener<Compio> for CompioListener {
     }
 }
 
-/// Sockets come from omq-driver's helpers (`net`); compio wraps them, and looks names up on
-/// its blocking pool.
-impl net::StreamSockets for Compio {
+impl Runtime for Compio {
+    type Reader = Reader;
+    type Writer = Writer;
+    type Listener = CompioListener;
+    type Datagram = CompioDatagram;
+
+    fn datagram(socket: std::net::UdpSocket) -> io::Result<CompioDatagram> {
+        Ok(CompioDatagram(compio::net::UdpSocket::from_std(socket)?))
+    }
+
+    /// Spawns on the current thread's compio runtime and detaches (dropping a compio
+    /// `JoinHandle` would cancel the task). Panics outside a compio runtime.
+    fn spawn(task: Task<Self>) {
+        compio::runtime::spawn(task.run()).detach();
+    }
+
+    fn now() -> Instant {
+        Instant::now()
+    }
+
+    fn sleep_until(deadline: Instant) -> impl Future<Output = ()> {
+        compio::time::sleep_until(deadline)
+    }
+
     async fn connect_tcp(addr: SocketAddr, t: &TransportOptions) -> io::Result<(Reader, Writer)> {
         let sock = net::tcp_connect_socket(&addr, t)?;
         let sock = TcpSocket::from_std_stream(sock.into())?;
@@ -190,44 +210,5 @@ impl net::StreamSockets for Compio {
         f: impl FnOnce() -> io::Result<T> + Send + 'static,
     ) -> io::Result<T> {
         compio::runtime::spawn_blocking(f).await?
-    }
-}
-
-impl Runtime for Compio {
-    type Reader = Reader;
-    type Writer = Writer;
-    type Listener = CompioListener;
-    type Datagram = CompioDatagram;
-
-    fn datagram(socket: std::net::UdpSocket) -> io::Result<CompioDatagram> {
-        Ok(CompioDatagram(compio::net::UdpSocket::from_std(socket)?))
-    }
-
-    /// Spawns on the current thread's compio runtime and detaches (dropping a compio
-    /// `JoinHandle` would cancel the task). Panics outside a compio runtime.
-    fn spawn(task: Task<Self>) {
-        compio::runtime::spawn(task.run()).detach();
-    }
-
-    fn now() -> Instant {
-        Instant::now()
-    }
-
-    fn sleep_until(deadline: Instant) -> impl Future<Output = ()> {
-        compio::time::sleep_until(deadline)
-    }
-
-    fn connect(
-        endpoint: &Endpoint,
-        t: &TransportOptions,
-    ) -> impl Future<Output = io::Result<(Reader, Writer)>> {
-        net::connect::<Self>(endpoint, t)
-    }
-
-    fn bind(
-        endpoint: &Endpoint,
-        t: &TransportOptions,
-    ) -> impl Future<Output = io::Result<(CompioListener, String)>> {
-        net::bind::<Self>(endpoint, t)
     }
 }

@@ -12,9 +12,9 @@
 //!   and `Sink`; [`proxy`](mod@proxy): libzmq's `zmq_proxy` and `zmq_proxy_steerable`; [`error`]: the
 //!   async API's [`Error`].
 //! - For backends: the executor traits of [`runtime`]; [`net`], sockets made the same way for
-//!   every backend ([`net::StreamSockets`] turns a runtime's wrappers into its connect and
-//!   bind); [`futures_io`], the halves for runtimes whose streams are futures-io ones; and an
-//!   opaque [`Task`] a backend runs with `task.run()`.
+//!   every backend (and the connect and bind every [`Runtime`] gets unless it overrides them);
+//!   [`futures_io`], the halves for runtimes whose streams are futures-io ones; and an opaque
+//!   [`Task`] a backend runs with `task.run()`.
 //!
 //! The socket's shared state, its tasks' insides, wake-up signals, inproc links and the udp
 //! tasks are private, so they can change without breaking anyone; these do not compile from

@@ -1,9 +1,10 @@
 //! Socket creation shared by every backend: sockets are made and configured with `socket2` (or
 //! std) here and handed to the runtime, so TCP_NODELAY, SO_REUSEADDR, the listen backlog and
-//! ipc path handling are the same everywhere. A backend implements [`StreamSockets`] (how its
-//! runtime wraps a std socket, and connects one tcp address) and its [`Runtime::connect`] and
-//! [`Runtime::bind`] are then [`connect`] and [`bind`]: which endpoint is which, name lookup
-//! off the runtime's thread, and trying each address of a name live here once.
+//! ipc path handling are the same everywhere. A backend says only how its runtime wraps a std
+//! socket and connects one tcp address ([`Runtime::connect_tcp`], [`Runtime::ipc_stream`],
+//! [`Runtime::tcp_listener`], [`Runtime::ipc_listener`]); [`connect`] and [`bind`], which
+//! [`Runtime::connect`] and [`Runtime::bind`] are unless overridden, do the rest once: which
+//! endpoint is which, name lookup off the runtime's thread, trying each address of a name.
 //!
 //! Three things exist on Linux only: abstract ipc names (`ipc://@name`), BINDTODEVICE
 //! (SO_BINDTODEVICE) and TCP_MAXRT (TCP_USER_TIMEOUT). Elsewhere (macOS, the BSDs) asking for
@@ -307,44 +308,10 @@ pub fn ipc_listener(path: &str, backlog: i32) -> io::Result<(UnixListener, IpcPa
     Ok((l, guard, format!("ipc://{path}")))
 }
 
-/// How a runtime takes over the stream sockets made here, so that [`connect`] and [`bind`]
-/// can be its [`Runtime::connect`] and [`Runtime::bind`]: endpoint matching, name lookup off
-/// the runtime's thread, trying every address of a name, ipc paths and listener options are
-/// then the same on every backend, and a backend says only how its runtime wraps a socket.
-///
-/// omq-tokio's `lib.rs` is a short example: its `Runtime::connect` is
-/// `net::connect::<Self>(endpoint, options)`, and its `bind` likewise.
-pub trait StreamSockets: Runtime {
-    /// Connects to one tcp address, with TCP_NODELAY and the connection options set
-    /// ([`tcp_connect_socket`] makes such a socket for runtimes that connect one they are
-    /// given; one that makes its own socket calls [`apply_tcp_options`] on the result).
-    fn connect_tcp(
-        addr: SocketAddr,
-        options: &TransportOptions,
-    ) -> impl Future<Output = io::Result<Halves<Self>>>;
-
-    /// Takes over a connected unix-domain stream (blocking, as std made it).
-    fn ipc_stream(stream: UnixStream) -> io::Result<Halves<Self>>;
-
-    /// Takes over a bound, listening, non-blocking tcp listener ([`tcp_listener`]).
-    fn tcp_listener(listener: std::net::TcpListener) -> io::Result<Self::Listener>;
-
-    /// Takes over a bound, listening, non-blocking unix-domain listener ([`ipc_listener`]) and
-    /// the guard that removes its socket file.
-    fn ipc_listener(listener: UnixListener, path: IpcPath) -> io::Result<Self::Listener>;
-
-    /// Runs a blocking call (the system's resolver) off the runtime's thread: by default on a
-    /// thread of its own; a runtime with a blocking pool uses that.
-    fn blocking<T: Send + 'static>(
-        f: impl FnOnce() -> io::Result<T> + Send + 'static,
-    ) -> impl Future<Output = io::Result<T>> {
-        on_own_thread(f)
-    }
-}
-
-/// Connects to a tcp or ipc endpoint through `R`'s [`StreamSockets`]: host names looked up
-/// with [`StreamSockets::blocking`] (addresses and `*` inline), each address tried in turn.
-pub async fn connect<R: StreamSockets>(
+/// What [`Runtime::connect`] does unless a runtime overrides it: host names looked up with
+/// [`Runtime::blocking`] (addresses and `*` inline), each address tried in turn with
+/// [`Runtime::connect_tcp`], ipc connected with std and handed to [`Runtime::ipc_stream`].
+pub async fn connect<R: Runtime>(
     endpoint: &Endpoint,
     t: &TransportOptions,
 ) -> io::Result<Halves<R>> {
@@ -360,9 +327,10 @@ pub async fn connect<R: StreamSockets>(
     }
 }
 
-/// Binds a tcp or ipc endpoint through `R`'s [`StreamSockets`] ([`tcp_listener`],
-/// [`ipc_listener`]) and returns the listener with the endpoint as bound.
-pub async fn bind<R: StreamSockets>(
+/// What [`Runtime::bind`] does unless a runtime overrides it: the listener made by
+/// [`tcp_listener`] (host names looked up with [`Runtime::blocking`]) or [`ipc_listener`],
+/// handed to [`Runtime::tcp_listener`] or [`Runtime::ipc_listener`], and the endpoint as bound.
+pub async fn bind<R: Runtime>(
     endpoint: &Endpoint,
     t: &TransportOptions,
 ) -> io::Result<(R::Listener, String)> {
@@ -389,13 +357,13 @@ fn not_a_stream(endpoint: &Endpoint) -> io::Error {
     )
 }
 
-/// Runs `f` on a thread of its own when `host` is a name to look up (the system resolver
+/// Runs `f` with [`Runtime::blocking`] when `host` is a name to look up (the system resolver
 /// blocks), and inline for addresses and `*`: for udp, which the driver opens itself.
-pub(crate) async fn off_thread_for_names<T: Send + 'static>(
+pub(crate) async fn off_thread_for_names<R: Runtime, T: Send + 'static>(
     host: &Host,
     f: impl FnOnce() -> io::Result<T> + Send + 'static,
 ) -> io::Result<T> {
-    for_names(host, f, on_own_thread).await
+    for_names(host, f, R::blocking).await
 }
 
 /// Runs `f` through `off_thread` (which moves a blocking call off the runtime's thread) when
@@ -411,8 +379,8 @@ where
     }
 }
 
-/// Runs `f` on a thread of its own.
-async fn on_own_thread<T: Send + 'static>(
+/// Runs `f` on a thread of its own ([`Runtime::blocking`] unless a runtime has a pool).
+pub(crate) async fn on_own_thread<T: Send + 'static>(
     f: impl FnOnce() -> io::Result<T> + Send + 'static,
 ) -> io::Result<T> {
     let (tx, rx) = futures_channel::oneshot::channel();

@@ -40,7 +40,6 @@ use bytes::{Bytes, BytesMut};
 use monoio::buf::{IoBufMut, IoVecBuf};
 use monoio::io::{AsyncReadRent, AsyncWriteRent, OwnedReadHalf, OwnedWriteHalf, Splitable};
 use monoio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
-use omq_core::endpoint::Endpoint;
 use omq_core::options::TransportOptions;
 use omq_driver::net;
 use omq_driver::{Datagram, Listener, ReadHalf, Runtime, Task, WriteHalf};
@@ -229,38 +228,6 @@ impl Listener<Monoio> for MonoioListener {
     }
 }
 
-/// Listeners and ipc streams come from omq-driver's helpers (`net`, socket2/std), not monoio's
-/// `bind`, whose SO_REUSEPORT this kernel refuses on Unix sockets; names are looked up on a
-/// thread of their own (monoio has no blocking pool).
-impl net::StreamSockets for Monoio {
-    /// monoio's own connect (an io_uring op, or a non-blocking connect on epoll) makes the
-    /// socket the way its driver wants it; TCP_NODELAY and the connection options are set on
-    /// the result.
-    async fn connect_tcp(addr: SocketAddr, t: &TransportOptions) -> io::Result<(Reader, Writer)> {
-        let s = TcpStream::connect_addr(addr).await?;
-        net::apply_tcp_options(borrow_fd(&s), t)?;
-        tcp_halves(s)
-    }
-
-    fn ipc_stream(s: std::os::unix::net::UnixStream) -> io::Result<(Reader, Writer)> {
-        s.set_nonblocking(nonblocking())?;
-        Ok(ipc_halves(UnixStream::from_std(s)?))
-    }
-
-    fn tcp_listener(l: std::net::TcpListener) -> io::Result<MonoioListener> {
-        l.set_nonblocking(nonblocking())?;
-        Ok(MonoioListener::Tcp(TcpListener::from_std(l)?))
-    }
-
-    fn ipc_listener(
-        l: std::os::unix::net::UnixListener,
-        path: net::IpcPath,
-    ) -> io::Result<MonoioListener> {
-        l.set_nonblocking(nonblocking())?;
-        Ok(MonoioListener::Ipc(UnixListener::from_std(l)?, path))
-    }
-}
-
 impl Runtime for Monoio {
     type Reader = Reader;
     type Writer = Writer;
@@ -287,18 +254,34 @@ impl Runtime for Monoio {
         monoio::time::sleep_until(monoio::time::Instant::from_std(deadline))
     }
 
-    fn connect(
-        endpoint: &Endpoint,
-        t: &TransportOptions,
-    ) -> impl Future<Output = io::Result<(Reader, Writer)>> {
-        net::connect::<Self>(endpoint, t)
+    // Listeners come from omq-driver's helpers (socket2/std), not monoio's `bind`, whose
+    // SO_REUSEPORT this kernel refuses on Unix sockets. monoio has no blocking pool: names are
+    // looked up on a thread of their own (`blocking`'s default).
+    /// monoio's own connect (an io_uring op, or a non-blocking connect on epoll) makes the
+    /// socket the way its driver wants it; TCP_NODELAY and the connection options are set on
+    /// the result.
+    async fn connect_tcp(addr: SocketAddr, t: &TransportOptions) -> io::Result<(Reader, Writer)> {
+        let s = TcpStream::connect_addr(addr).await?;
+        net::apply_tcp_options(borrow_fd(&s), t)?;
+        tcp_halves(s)
     }
 
-    fn bind(
-        endpoint: &Endpoint,
-        t: &TransportOptions,
-    ) -> impl Future<Output = io::Result<(MonoioListener, String)>> {
-        net::bind::<Self>(endpoint, t)
+    fn ipc_stream(s: std::os::unix::net::UnixStream) -> io::Result<(Reader, Writer)> {
+        s.set_nonblocking(nonblocking())?;
+        Ok(ipc_halves(UnixStream::from_std(s)?))
+    }
+
+    fn tcp_listener(l: std::net::TcpListener) -> io::Result<MonoioListener> {
+        l.set_nonblocking(nonblocking())?;
+        Ok(MonoioListener::Tcp(TcpListener::from_std(l)?))
+    }
+
+    fn ipc_listener(
+        l: std::os::unix::net::UnixListener,
+        path: net::IpcPath,
+    ) -> io::Result<MonoioListener> {
+        l.set_nonblocking(nonblocking())?;
+        Ok(MonoioListener::Ipc(UnixListener::from_std(l)?, path))
     }
 }
 

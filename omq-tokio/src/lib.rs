@@ -24,7 +24,6 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
-use omq_core::endpoint::Endpoint;
 use omq_core::options::TransportOptions;
 use omq_driver::net;
 use omq_driver::{Datagram, Listener, ReadHalf, Runtime, Task, WriteHalf};
@@ -148,9 +147,32 @@ fn ipc_halves(s: UnixStream) -> (Reader, Writer) {
     (Reader::Ipc(r), Writer::Ipc(w))
 }
 
-/// Sockets come from omq-driver's helpers (`net`); tokio wraps them, and looks names up on its
-/// blocking pool.
-impl net::StreamSockets for Tokio {
+impl Runtime for Tokio {
+    type Reader = Reader;
+    type Writer = Writer;
+    type Listener = TokioListener;
+    type Datagram = TokioDatagram;
+
+    fn datagram(socket: std::net::UdpSocket) -> io::Result<TokioDatagram> {
+        Ok(TokioDatagram(tokio::net::UdpSocket::from_std(socket)?))
+    }
+
+    fn spawn(task: Task<Self>) {
+        // Outside a runtime (a socket dropped after its runtime is gone) there is nothing to
+        // run the task on; the socket then closes without its background linger.
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(task.run());
+        }
+    }
+
+    fn now() -> Instant {
+        Instant::now()
+    }
+
+    fn sleep_until(deadline: Instant) -> impl Future<Output = ()> {
+        tokio::time::sleep_until(deadline.into())
+    }
+
     async fn connect_tcp(addr: SocketAddr, t: &TransportOptions) -> io::Result<(Reader, Writer)> {
         let sock = net::tcp_connect_socket(&addr, t)?;
         let s = TcpSocket::from_std_stream(sock.into())
@@ -179,46 +201,5 @@ impl net::StreamSockets for Tokio {
         f: impl FnOnce() -> io::Result<T> + Send + 'static,
     ) -> io::Result<T> {
         tokio::task::spawn_blocking(f).await?
-    }
-}
-
-impl Runtime for Tokio {
-    type Reader = Reader;
-    type Writer = Writer;
-    type Listener = TokioListener;
-    type Datagram = TokioDatagram;
-
-    fn datagram(socket: std::net::UdpSocket) -> io::Result<TokioDatagram> {
-        Ok(TokioDatagram(tokio::net::UdpSocket::from_std(socket)?))
-    }
-
-    fn spawn(task: Task<Self>) {
-        // Outside a runtime (a socket dropped after its runtime is gone) there is nothing to
-        // run the task on; the socket then closes without its background linger.
-        if let Ok(handle) = tokio::runtime::Handle::try_current() {
-            handle.spawn(task.run());
-        }
-    }
-
-    fn now() -> Instant {
-        Instant::now()
-    }
-
-    fn sleep_until(deadline: Instant) -> impl Future<Output = ()> {
-        tokio::time::sleep_until(deadline.into())
-    }
-
-    fn connect(
-        endpoint: &Endpoint,
-        t: &TransportOptions,
-    ) -> impl Future<Output = io::Result<(Reader, Writer)>> {
-        net::connect::<Self>(endpoint, t)
-    }
-
-    fn bind(
-        endpoint: &Endpoint,
-        t: &TransportOptions,
-    ) -> impl Future<Output = io::Result<(TokioListener, String)>> {
-        net::bind::<Self>(endpoint, t)
     }
 }
