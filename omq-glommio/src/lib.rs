@@ -52,7 +52,6 @@ use bytes::{Bytes, BytesMut};
 use futures_io::{AsyncRead, AsyncWrite};
 use glommio::net::{TcpListener, TcpStream};
 use glommio::{LocalExecutor, LocalExecutorBuilder, Placement};
-use omq_core::endpoint::Endpoint;
 use omq_core::options::TransportOptions;
 use omq_driver::net;
 use omq_driver::READ_SIZE;
@@ -291,9 +290,32 @@ impl Listener<Glommio> for GlommioListener {
     }
 }
 
-/// Sockets come from omq-driver's helpers (`net`), except tcp connections, which glommio makes
-/// itself; names are looked up on glommio's blocking thread.
-impl net::StreamSockets for Glommio {
+impl Runtime for Glommio {
+    type Reader = Reader;
+    type Writer = Writer;
+    type Listener = GlommioListener;
+    type Datagram = GlommioDatagram;
+
+    fn datagram(socket: std::net::UdpSocket) -> io::Result<GlommioDatagram> {
+        Ok(GlommioDatagram(glommio::net::UdpSocket::from(
+            socket2_04::Socket::from(socket),
+        )))
+    }
+
+    /// Spawns on the current thread's glommio executor and detaches (dropping a glommio
+    /// `Task` would cancel it). Panics outside a glommio executor.
+    fn spawn(task: Task<Self>) {
+        glommio::spawn_local(task.run()).detach();
+    }
+
+    fn now() -> Instant {
+        Instant::now()
+    }
+
+    async fn sleep_until(deadline: Instant) {
+        glommio::timer::Timer::new(deadline.saturating_duration_since(Instant::now())).await;
+    }
+
     /// glommio connects only sockets it makes itself (an io_uring connect); TCP_NODELAY and
     /// the connection options are set once it is connected.
     async fn connect_tcp(addr: SocketAddr, t: &TransportOptions) -> io::Result<(Reader, Writer)> {
@@ -325,47 +347,6 @@ impl net::StreamSockets for Glommio {
         f: impl FnOnce() -> io::Result<T> + Send + 'static,
     ) -> io::Result<T> {
         glommio::executor().spawn_blocking(f).await
-    }
-}
-
-impl Runtime for Glommio {
-    type Reader = Reader;
-    type Writer = Writer;
-    type Listener = GlommioListener;
-    type Datagram = GlommioDatagram;
-
-    fn datagram(socket: std::net::UdpSocket) -> io::Result<GlommioDatagram> {
-        Ok(GlommioDatagram(glommio::net::UdpSocket::from(
-            socket2_04::Socket::from(socket),
-        )))
-    }
-
-    /// Spawns on the current thread's glommio executor and detaches (dropping a glommio
-    /// `Task` would cancel it). Panics outside a glommio executor.
-    fn spawn(task: Task<Self>) {
-        glommio::spawn_local(task.run()).detach();
-    }
-
-    fn now() -> Instant {
-        Instant::now()
-    }
-
-    async fn sleep_until(deadline: Instant) {
-        glommio::timer::Timer::new(deadline.saturating_duration_since(Instant::now())).await;
-    }
-
-    fn connect(
-        endpoint: &Endpoint,
-        t: &TransportOptions,
-    ) -> impl Future<Output = io::Result<(Reader, Writer)>> {
-        net::connect::<Self>(endpoint, t)
-    }
-
-    fn bind(
-        endpoint: &Endpoint,
-        t: &TransportOptions,
-    ) -> impl Future<Output = io::Result<(GlommioListener, String)>> {
-        net::bind::<Self>(endpoint, t)
     }
 }
 
