@@ -3,7 +3,9 @@
 # (installed first if missing), the Python binding's own tests and pyzmq's test modules against
 # it (scripts/test-python.sh, scripts/pyzmq-suite.sh), network faults between namespaces (as
 # root), a 2.5-minute soak (scripts/soak.sh), then a short smoke of every fuzz target (scripts/fuzz.sh, 15 s
-# each; OMQ_FUZZ_SMOKE_SECS changes it, 0 skips it). Each test runs under cargo-nextest with a
+# each; OMQ_FUZZ_SMOKE_SECS changes it, 0 skips it). Before the Python part, cargo-mutants runs on
+# the omq-core lines changed since .ci/mutants-base (scripts/mutants.sh --change; OMQ_MUTANTS=0
+# skips it). Each test runs under cargo-nextest with a
 # per-test timeout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +14,11 @@ cargo nextest run --workspace --profile ci --no-tests=fail "$@"
 # The `tracing` feature's own test (a separate build: the feature is off everywhere else).
 cargo nextest run -p omq-tokio --features tracing --test tracing --profile ci --no-tests=fail
 cargo test --workspace --doc --quiet
+# Mutation testing of the omq-core lines changed since the last landed submission
+# (.ci/mutants-base): every mutant there must be caught by omq-core's own tests.
+if [ "${OMQ_MUTANTS:-1}" != 0 ]; then
+    bash scripts/mutants.sh --change
+fi
 # The Python binding (omq-python/, outside the workspace): its pytest suite, interop with pyzmq
 # included, then pyzmq's own test modules against it.
 bash scripts/test-python.sh

@@ -54,7 +54,53 @@ pub fn write_all(root: &Path) -> io::Result<usize> {
     for (name, data) in sockets() {
         put("socket", &name, &data)?;
     }
+    for (name, data) in compressed() {
+        put("compress", &name, &data)?;
+    }
     Ok(n)
+}
+
+/// Seeds for the `compress` target: real envelopes (plain, LZ4B, LZ4M-sized claims, zstd
+/// frames, dictionaries) as a peer's parts, and round trips of JSON-like and random parts.
+fn compressed() -> Vec<(String, Vec<u8>)> {
+    use omq_core::compress::{Codec, Compression, CompressionConfig};
+    let json = |i: usize| -> Vec<u8> {
+        format!("{{\"id\":{i},\"sensor\":\"t-{}\",\"unit\":\"C\",\"value\":21.5}}", i % 5)
+            .repeat(12)
+            .into_bytes()
+    };
+    let part = |out: &mut Vec<u8>, more: bool, body: &[u8]| {
+        out.push(u8::from(more));
+        out.extend_from_slice(&(body.len().min(65_535) as u16).to_be_bytes());
+        out.extend_from_slice(&body[..body.len().min(65_535)]);
+    };
+    let mut seeds = Vec::new();
+    for (kind, bit, name) in [(Compression::Lz4, 0u8, "lz4"), (Compression::Zstd, 1, "zstd")] {
+        let codec = Codec::new(&CompressionConfig::new(kind)).expect("codec");
+        // Hostile mode: what a real sender writes, MAXMSGSIZE 64 KiB.
+        let mut hostile = vec![bit, 0, 64];
+        for i in 0..4 {
+            part(&mut hostile, i % 2 == 0, &codec.encode_part(&json(i)));
+        }
+        part(&mut hostile, false, &codec.encode_part(b"tiny"));
+        seeds.push((format!("{name}-parts"), hostile));
+        // Round trip: a multipart message and single ones, with and without a dictionary.
+        for dict in [0u8, 4] {
+            let mut rt = vec![bit | 2 | dict, 0, 16];
+            if dict != 0 && kind == Compression::Lz4 {
+                let d = json(99);
+                rt.push(d.len().min(255) as u8);
+                rt.extend_from_slice(&d[..d.len().min(255)]);
+            }
+            part(&mut rt, true, b"envelope");
+            part(&mut rt, false, &json(1));
+            for i in 2..6 {
+                part(&mut rt, false, &json(i));
+            }
+            seeds.push((format!("{name}-round-trip-{dict}"), rt));
+        }
+    }
+    seeds
 }
 
 fn greetings() -> Vec<(String, Vec<u8>)> {

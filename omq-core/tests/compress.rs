@@ -294,3 +294,49 @@ fn lz4_multi_block_parts_round_trip() {
     wire.push(0);
     assert!(lz4::decode(&wire, None, u64::MAX).is_err());
 }
+
+/// A dictionary the transport cannot use is refused, with the reason, before any connection:
+/// one of the wrong size when the option is set, one that is not a ZDICT when a socket with it
+/// binds or connects a `zstd+tcp://` endpoint (it would fail on every connection otherwise).
+#[test]
+fn unusable_dictionaries_are_refused_before_any_connection() {
+    use omq_core::options::{OptionError, OptionName};
+    use omq_core::{Options, Socket, SocketError};
+    use std::time::Instant;
+
+    let check = |what: &str, r: Result<(), SocketError>, refused: Option<&str>| match (refused, r) {
+        (None, Ok(())) => {}
+        (
+            Some(why),
+            Err(SocketError::Option(OptionError::InvalidValue {
+                option: OptionName::CompressionDict,
+                reason,
+            })),
+        ) => assert!(reason.contains(why), "{what}: {reason}"),
+        (want, got) => panic!("{what}: {got:?}, want {want:?}"),
+    };
+    let dict = |d: Bytes| Options::default().compression_dict(Some(d));
+    for (len, refused) in [
+        (0, Some("1 to 8192")),
+        (8193, Some("1 to 8192")),
+        (8192, None),
+    ] {
+        let r = Socket::new(SocketType::Push, dict(Bytes::from(vec![7u8; len])), 1);
+        check(&format!("{len} bytes"), r.map(|_| ()), refused);
+    }
+    let raw = Bytes::from(json(1, 2000));
+    for (scheme, d, refused) in [
+        ("lz4+tcp", raw.clone(), None),
+        ("zstd+tcp", raw.clone(), Some("ZDICT")),
+        ("zstd+tcp", zstd_dict(), None),
+        // A plain tcp endpoint does not use the dictionary at all.
+        ("tcp", raw, None),
+    ] {
+        let ep = format!("{scheme}://127.0.0.1:5555");
+        let mut s = Socket::new(SocketType::Push, dict(d.clone()), 1).unwrap();
+        check(&format!("bind {scheme}"), s.bind(&ep).map(|_| ()), refused);
+        let mut s = Socket::new(SocketType::Push, dict(d), 1).unwrap();
+        let r = s.connect(&ep, Instant::now()).map(|_| ());
+        check(&format!("connect {scheme}"), r, refused);
+    }
+}

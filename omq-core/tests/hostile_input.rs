@@ -32,6 +32,23 @@ fn ready_frame(props: &[(&[u8], &[u8])]) -> Vec<u8> {
     out.to_vec()
 }
 
+/// A socket of type `t` with one accepted connection, and a read buffer that already holds a
+/// NULL greeting and a READY from a `peer` (plus whatever the caller appends).
+fn with_null_peer(
+    t: SocketType,
+    options: Options,
+    peer: &[u8],
+) -> (Socket, omq_core::connection::Connection, BytesMut) {
+    let now = Instant::now();
+    let mut sock = Socket::new(t, options, 1).unwrap();
+    let (pipe, cfg) = sock.handle_accepted("tcp://127.0.0.1:1", now);
+    let conn = omq_core::connection::Connection::new(pipe, cfg, now);
+    let mut buf = BytesMut::new();
+    buf.extend_from_slice(&Greeting::ours(MechanismName::NULL, false).encode());
+    buf.extend_from_slice(&ready_frame(&[(b"Socket-Type", peer)]));
+    (sock, conn, buf)
+}
+
 /// A PULL session (or `t`) that has finished a NULL handshake with a PUSH peer.
 fn ready_session(t: SocketType) -> (Session, Instant) {
     let now = Instant::now();
@@ -352,14 +369,10 @@ fn a_read_of_tiny_frames_is_decoded_a_batch_at_a_time() {
     // 64 KiB of 2-byte frames is 32,768 messages of about a hundred bytes each: decoded all at
     // once while the application is slow, one read would hold 3 MB. A connection now decodes
     // at most EVENT_BATCH beyond what the socket takes, leaving the rest as bytes.
-    use omq_core::connection::{Connection, EVENT_BATCH};
+    use omq_core::connection::EVENT_BATCH;
     let now = Instant::now();
-    let mut sock = Socket::new(SocketType::Pull, Options::default().recv_hwm(10), 1).unwrap();
-    let (pipe, cfg) = sock.handle_accepted("tcp://127.0.0.1:1", now);
-    let mut conn = Connection::new(pipe, cfg, now);
-    let mut buf = BytesMut::new();
-    buf.extend_from_slice(&Greeting::ours(MechanismName::NULL, false).encode());
-    buf.extend_from_slice(&ready_frame(&[(b"Socket-Type", b"PUSH")]));
+    let (mut sock, mut conn, mut buf) =
+        with_null_peer(SocketType::Pull, Options::default().recv_hwm(10), b"PUSH");
     let n = 20_000usize;
     for i in 0..n {
         buf.put_slice(&[0x00, 0x02]);
@@ -511,4 +524,54 @@ fn a_req_forgets_what_its_peer_queued_behind_the_reply() {
         0,
         "nothing is kept for a reply nobody will read"
     );
+}
+
+#[test]
+fn a_connection_takes_from_its_pipe_only_what_the_transmit_bound_allows() {
+    // A peer that reads nothing must not make the connection hold the socket's whole queue:
+    // it takes messages from its pipe until MAX_QUEUED_TRANSMIT bytes wait for the wire, and
+    // the pipe (bounded by SNDHWM) keeps the rest; nothing is lost once the wire drains.
+    use omq_core::connection::MAX_QUEUED_TRANSMIT;
+    let now = Instant::now();
+    let (mut sock, mut conn, mut buf) = with_null_peer(
+        SocketType::Push,
+        Options::default().send_hwm(10_000),
+        b"PULL",
+    );
+    conn.handle_input(&mut sock, &mut buf, now).unwrap();
+    // Our greeting and READY go first.
+    while conn.poll_transmit().is_some() {}
+    let size = 4096;
+    let n = 3 * MAX_QUEUED_TRANSMIT / size;
+    for i in 0..n {
+        let mut body = vec![0u8; size];
+        body[..4].copy_from_slice(&(i as u32).to_be_bytes());
+        sock.send(Message::from(body)).unwrap();
+    }
+    conn.pull(&mut sock).unwrap();
+    // The bound is 256 KiB: enough to fill large writes, little beside SNDHWM.
+    assert_eq!(MAX_QUEUED_TRANSMIT, 256 * 1024);
+    let queued = conn.queued_transmit();
+    assert!(
+        (256 * 1024..256 * 1024 + size + 16).contains(&queued),
+        "{queued} bytes queued for the wire"
+    );
+    // Draining the wire lets the rest through, every message once and in order.
+    let mut wire = BytesMut::new();
+    loop {
+        let mut moved = false;
+        while let Some(b) = conn.poll_transmit() {
+            wire.extend_from_slice(&b);
+            moved = true;
+        }
+        conn.pull(&mut sock).unwrap();
+        if !moved && conn.queued_transmit() == 0 {
+            break;
+        }
+    }
+    let frame = 9 + size; // long frames: flags, 8-byte size, body
+    assert_eq!(wire.len(), n * frame);
+    for (i, f) in wire.chunks(frame).enumerate() {
+        assert_eq!(&f[9..13], &(i as u32).to_be_bytes());
+    }
 }

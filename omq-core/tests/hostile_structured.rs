@@ -9,8 +9,6 @@
 mod fragments;
 mod security_support;
 
-use fragments::split_at_points;
-
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
@@ -192,30 +190,7 @@ proptest! {
                 Piece::Data(more, body) => input.extend(data_frame(*more, body)),
             }
         }
-        let mut buf = BytesMut::new();
-        let mut failed = false;
-        for chunk in split_at_points(&input, &cuts) {
-            buf.extend_from_slice(&chunk);
-            let r = s.handle_input(&mut buf, now);
-            if failed {
-                prop_assert!(r.is_err(), "a failed session recovered");
-            }
-            failed |= r.is_err();
-            while s.poll_event().is_some() {}
-            while s.poll_transmit().is_some() {}
-            if !failed {
-                prop_assert!(!s.input_pending(&buf), "a whole frame was left undecoded");
-                prop_assert!(
-                    s.read_hint(&buf) <= omq_core::session::READ_BATCH.max(buf.len()),
-                    "read room {} for {} buffered",
-                    s.read_hint(&buf),
-                    buf.len()
-                );
-                if let (Some(max), Some(_)) = (max, s.peer_greeting()) {
-                    prop_assert!(buf.len() as u64 <= max + 9);
-                }
-            }
-        }
+        let failed = fragments::feed_checked(&mut s, &input, &cuts, max, now, false)?;
         let _ = s.handle_timeout(now + Duration::from_secs(3600));
         prop_assert!(s.is_ready() || failed || s.error().is_some() || !after_null_ready,
             "after READY the session is ready or failed");

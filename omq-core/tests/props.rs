@@ -180,37 +180,7 @@ proptest! {
             input.extend_from_slice(&ready);
         }
         input.extend_from_slice(&garbage);
-        let mut buf = BytesMut::new();
-        let mut failed = false;
-        for piece in split_at_points(&input, &cuts) {
-            buf.extend_from_slice(&piece);
-            let r = s.handle_input(&mut buf, now);
-            if failed {
-                prop_assert!(r.is_err());
-            }
-            failed |= r.is_err();
-            while s.poll_event().is_some() {}
-            while s.poll_transmit().is_some() {}
-            // What stays buffered is at most one incomplete frame: nothing decodable is left
-            // behind (no event cap is set here), and the read room never follows a size the
-            // peer merely announced.
-            if !failed {
-                prop_assert!(!s.input_pending(&buf), "a whole frame was left undecoded");
-                prop_assert!(
-                    s.read_hint(&buf) <= omq_core::session::READ_BATCH.max(buf.len()),
-                    "read room {} for {} buffered",
-                    s.read_hint(&buf),
-                    buf.len()
-                );
-                if let Some(max) = max {
-                    if s.peer_greeting().is_some() {
-                        prop_assert!(buf.len() as u64 <= max + 9 || s.error().is_some());
-                    }
-                }
-            }
-            let _ = s.read_hint(&buf);
-            let _ = s.handle_timeout(now + std::time::Duration::from_secs(3600));
-        }
+        fragments::feed_checked(&mut s, &input, &cuts, max, now, true)?;
         let _ = GREETING_LEN;
     }
 }

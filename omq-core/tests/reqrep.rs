@@ -396,6 +396,34 @@ fn connect_routing_id_names_the_peer() {
     assert_eq!(&got.parts()[1][..], b"hello");
 }
 
+/// A ROUTER addresses a connecting peer only once its handshake is done, even with
+/// CONNECT_ROUTING_ID naming it in advance (libzmq: EHOSTUNREACH under ROUTER_MANDATORY until
+/// then); other types queue for a peer not there yet.
+#[test]
+fn a_router_addresses_a_connecting_peer_only_after_its_handshake() {
+    let mut net = Net::new(15);
+    let router = net
+        .socket(
+            SocketType::Router,
+            Options::default()
+                .router_mandatory(true)
+                .connect_routing_id(Bytes::from_static(b"srv")),
+        )
+        .unwrap();
+    // Nothing listens there yet: the connection cannot be made.
+    net.connect(router, "tcp://10.9.9.9:5555").unwrap();
+    net.run_for(MS10);
+    assert!(matches!(
+        net.send(router, m(&["srv", "too early"])),
+        Err(SendError::HostUnreachable(_))
+    ));
+    // A DEALER in the same place queues for its peer instead.
+    let dealer = net.socket(SocketType::Dealer, Options::default()).unwrap();
+    net.connect(dealer, "tcp://10.9.9.9:5555").unwrap();
+    net.run_for(MS10);
+    net.send(dealer, m(&["queued"])).unwrap();
+}
+
 #[test]
 fn req_correlate_and_relaxed() {
     let mut net = Net::new(14);
