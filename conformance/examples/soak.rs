@@ -132,7 +132,7 @@ async fn pub_server<R: Runtime>(sh: Arc<Shared>, b: usize) {
     let mut seq = 0;
     while sh.running() {
         let mut m = numbered(tag, seq, 500);
-        m.parts_mut().insert(0, "t".into());
+        m.push_front("t");
         let _ = publ.send(m).await;
         seq += 1;
         sh.c[b].published.fetch_add(1, Ordering::Relaxed);

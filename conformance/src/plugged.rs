@@ -2,13 +2,13 @@
 //! product: async-io's reactor and timers with async-executor's single-threaded executor, its
 //! streams carried through omq-driver's futures-io adapter. Nothing here touches omq-core.
 //!
-//! This is the whole of what a new runtime needs: the executor traits (here ~120 lines),
-//! then `interop_suite!` / `local_suite!` or [`crate::report::run_suite`].
+//! This is the whole of what a new runtime needs: the executor traits (here ~110 lines), then
+//! `interop_suite!` / `local_suite!` or [`crate::report::run_suite`].
 
 use std::cell::OnceCell;
 use std::future::Future;
 use std::io;
-use std::net::{TcpListener, TcpStream, UdpSocket};
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -19,7 +19,6 @@ use async_io::{Async, Timer};
 use bytes::{Bytes, BytesMut};
 use futures_io::{AsyncRead, AsyncWrite};
 use omq_core::options::TransportOptions;
-use omq_core::Endpoint;
 use omq_driver::futures_io::{split, Reader, Writer};
 use omq_driver::net;
 use omq_driver::{Datagram, Listener, Runtime, Task};
@@ -172,41 +171,26 @@ impl Runtime for AsyncIo {
         Timer::at(deadline).await;
     }
 
-    async fn connect(
-        endpoint: &Endpoint,
+    async fn connect_tcp(
+        addr: SocketAddr,
         t: &TransportOptions,
     ) -> io::Result<(Reader<Stream>, Writer<Stream>)> {
-        match endpoint {
-            Endpoint::Tcp { host, port, .. } => {
-                let addr = net::resolve(host, *port, t.ipv6)?[0];
-                let s = Async::<TcpStream>::connect(addr).await?;
-                s.get_ref().set_nodelay(true)?;
-                net::apply_tcp_options(s.get_ref(), t)?;
-                Ok(halves(Stream::Tcp(s), Some(addr.ip().to_string())))
-            }
-            Endpoint::Ipc(path) => {
-                let s = UnixStream::connect_addr(&net::ipc_addr(path)?)?;
-                Ok(halves(Stream::Unix(Async::new(s)?), None))
-            }
-            other => Err(net::not_a_stream(other)),
-        }
+        let s = Async::<TcpStream>::connect(addr).await?;
+        s.get_ref().set_nodelay(true)?;
+        net::apply_tcp_options(s.get_ref(), t)?;
+        Ok(halves(Stream::Tcp(s), Some(addr.ip().to_string())))
     }
 
-    async fn bind(
-        endpoint: &Endpoint,
-        t: &TransportOptions,
-    ) -> io::Result<(AsyncListener, String)> {
-        match endpoint {
-            Endpoint::Tcp { host, port, .. } => {
-                let (l, resolved) = net::tcp_listener(host, *port, t)?;
-                Ok((AsyncListener::Tcp(Async::new(l)?), resolved))
-            }
-            Endpoint::Ipc(path) => {
-                let (l, guard, resolved) = net::ipc_listener(path, t.backlog)?;
-                Ok((AsyncListener::Unix(Async::new(l)?, guard), resolved))
-            }
-            other => Err(net::not_a_stream(other)),
-        }
+    fn ipc_stream(s: UnixStream) -> io::Result<(Reader<Stream>, Writer<Stream>)> {
+        Ok(halves(Stream::Unix(Async::new(s)?), None))
+    }
+
+    fn tcp_listener(l: TcpListener) -> io::Result<AsyncListener> {
+        Ok(AsyncListener::Tcp(Async::new(l)?))
+    }
+
+    fn ipc_listener(l: UnixListener, path: net::IpcPath) -> io::Result<AsyncListener> {
+        Ok(AsyncListener::Unix(Async::new(l)?, path))
     }
 }
 

@@ -227,7 +227,7 @@ impl Fuzz {
                     .s
                     .pipes()
                     .get(sent.pipe)
-                    .is_some_and(|p| p.state == PipeState::Active);
+                    .is_some_and(|p| p.state() == PipeState::Active);
                 if parts[0].is_empty() && !active && !omq_fuzz::check_known() {
                     rid = &[];
                 }
@@ -284,11 +284,11 @@ impl Fuzz {
         };
         for p in self.s.pipes().iter() {
             assert!(
-                hwm_ok(p.out.len(), self.snd_max),
+                hwm_ok(p.queued_out(), self.snd_max),
                 "outgoing queue beyond SNDHWM"
             );
             assert!(
-                hwm_ok(p.inbound.len(), self.rcv_max),
+                hwm_ok(p.queued_in(), self.rcv_max),
                 "incoming queue beyond RCVHWM"
             );
         }
@@ -412,7 +412,7 @@ fuzz_target!(|data: &[u8]| {
                 };
                 let pipe = p.pipe;
                 f.s.handle_ready(pipe, info, f.now);
-                if let Some(rid) = f.s.pipes().get(pipe).and_then(|p| p.routing_id.clone()) {
+                if let Some(rid) = f.s.pipes().get(pipe).and_then(|p| p.routing_id().cloned()) {
                     f.rids.insert(pipe, rid);
                 }
             }
@@ -473,7 +473,7 @@ fuzz_target!(|data: &[u8]| {
                 let redials =
                     f.s.pipes()
                         .get(pipe)
-                        .is_some_and(|p| p.state != PipeState::Draining);
+                        .is_some_and(|p| p.state() != PipeState::Draining);
                 if p.endpoint.is_none() || !redials {
                     f.peers.remove(i);
                 }
@@ -616,7 +616,7 @@ fuzz_target!(|data: &[u8]| {
     let left: Vec<_> =
         f.s.pipes()
             .iter()
-            .map(|p| (p.state, p.inbound.len(), p.origin.clone()))
+            .map(|p| (p.state(), p.queued_in(), p.origin().clone()))
             .collect();
     assert!(
         left.is_empty(),

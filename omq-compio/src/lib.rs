@@ -32,7 +32,6 @@ use bytes::{Bytes, BytesMut};
 use compio::buf::{BufResult, IntoInner, IoBufMut};
 use compio::io::{AsyncRead, AsyncWrite};
 use compio::net::{TcpListener, TcpSocket, TcpStream, UnixListener, UnixStream};
-use omq_core::endpoint::{Endpoint, Host};
 use omq_core::options::TransportOptions;
 use omq_driver::net;
 use omq_driver::{Datagram, Listener, ReadHalf, Runtime, Task, WriteHalf};
@@ -161,30 +160,6 @@ impl Listener<Compio> for CompioListener {
     }
 }
 
-/// Runs `f` on compio's blocking pool when `host` is a name to look up (the system resolver
-/// blocks), and inline for literal addresses and `*`.
-async fn off_thread_for_names<T: Send + 'static>(
-    host: &Host,
-    f: impl FnOnce() -> io::Result<T> + Send + 'static,
-) -> io::Result<T> {
-    match host {
-        Host::Name(_) => compio::runtime::spawn_blocking(f).await?,
-        _ => f(),
-    }
-}
-
-async fn connect_tcp(host: &Host, port: u16, t: &TransportOptions) -> io::Result<(Reader, Writer)> {
-    let (h, ipv6) = (host.clone(), t.ipv6);
-    let addrs: Vec<SocketAddr> =
-        off_thread_for_names(host, move || net::resolve(&h, port, ipv6)).await?;
-    net::connect_any(addrs, |addr| async move {
-        let sock = net::tcp_connect_socket(&addr, t)?;
-        let sock = TcpSocket::from_std_stream(std::net::TcpStream::from(sock))?;
-        tcp_halves(sock.connect(addr).await?)
-    })
-    .await
-}
-
 impl Runtime for Compio {
     type Reader = Reader;
     type Writer = Writer;
@@ -209,38 +184,31 @@ impl Runtime for Compio {
         compio::time::sleep_until(deadline)
     }
 
-    async fn connect(endpoint: &Endpoint, t: &TransportOptions) -> io::Result<(Reader, Writer)> {
-        match endpoint {
-            Endpoint::Tcp { host, port, .. } => connect_tcp(host, *port, t).await,
-            Endpoint::Ipc(path) => {
-                let addr = net::ipc_addr(path)?;
-                let s = std::os::unix::net::UnixStream::connect_addr(&addr)?;
-                s.set_nonblocking(true)?;
-                Ok(ipc_halves(UnixStream::from_std(s)?))
-            }
-            other => Err(net::not_a_stream(other)),
-        }
+    async fn connect_tcp(addr: SocketAddr, t: &TransportOptions) -> io::Result<(Reader, Writer)> {
+        let sock = net::tcp_connect_socket(&addr, t)?;
+        let sock = TcpSocket::from_std_stream(sock.into())?;
+        tcp_halves(sock.connect(addr).await?)
     }
 
-    async fn bind(
-        endpoint: &Endpoint,
-        t: &TransportOptions,
-    ) -> io::Result<(CompioListener, String)> {
-        match endpoint {
-            Endpoint::Tcp { host, port, .. } => {
-                let (h, port, t) = (host.clone(), *port, t.clone());
-                let (l, resolved) =
-                    off_thread_for_names(host, move || net::tcp_listener(&h, port, &t)).await?;
-                Ok((CompioListener::Tcp(TcpListener::from_std(l)?), resolved))
-            }
-            Endpoint::Ipc(path) => {
-                let (l, guard, resolved) = net::ipc_listener(path, t.backlog)?;
-                Ok((
-                    CompioListener::Ipc(UnixListener::from_std(l)?, guard),
-                    resolved,
-                ))
-            }
-            other => Err(net::not_a_stream(other)),
-        }
+    fn ipc_stream(s: std::os::unix::net::UnixStream) -> io::Result<(Reader, Writer)> {
+        s.set_nonblocking(true)?;
+        Ok(ipc_halves(UnixStream::from_std(s)?))
+    }
+
+    fn tcp_listener(l: std::net::TcpListener) -> io::Result<CompioListener> {
+        Ok(CompioListener::Tcp(TcpListener::from_std(l)?))
+    }
+
+    fn ipc_listener(
+        l: std::os::unix::net::UnixListener,
+        path: net::IpcPath,
+    ) -> io::Result<CompioListener> {
+        Ok(CompioListener::Ipc(UnixListener::from_std(l)?, path))
+    }
+
+    async fn blocking<T: Send + 'static>(
+        f: impl FnOnce() -> io::Result<T> + Send + 'static,
+    ) -> io::Result<T> {
+        compio::runtime::spawn_blocking(f).await?
     }
 }

@@ -6,6 +6,8 @@
 //! `handle_*` methods and outputs come out through `poll_*` methods.
 //!
 //! - [`wire`]: greeting, frames, commands, metadata, and the transmit queue (specs 23, 37).
+//! - [`compress`]: the `lz4+tcp://` and `zstd+tcp://` transports (omq.rs's drafts): each
+//!   message part compressed after the handshake.
 //! - [`mechanism`]: security mechanisms as state machines (NULL, PLAIN, CURVE; specs 23–26),
 //!   CURVE keys, and the authentication hook.
 //! - [`z85`]: the Z85 text form of binary keys (spec 32).

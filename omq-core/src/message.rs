@@ -12,11 +12,15 @@
 //!   bytes for the same reason);
 //! - up to [`ARENA_PART_MAX`] bytes: copied into a shared arena of [`ARENA_SIZE`] bytes (one
 //!   allocation per arena, not per part);
-//! - up to [`SLICE_MIN`] bytes: one exact-size allocation (what libzmq does for every message
+//! - below [`SLICE_MIN`] bytes: one exact-size allocation (what libzmq does for every message
 //!   larger than its inline size);
 //! - from [`SLICE_MIN`] bytes up: a zero-copy slice of the read buffer. The driver sizes its read
 //!   buffer from [`crate::session::Session::read_hint`], so a large body lands in a buffer that
 //!   is mostly the body itself.
+//!
+//! A part's representation is private ([`Part::shared`] shows the buffer of a shared one, for
+//! vectored writes), and so is how a [`Message`] holds its parts (up to two without an
+//! allocation of their own): parts are added and removed through the message's methods.
 
 use std::fmt;
 use std::ops::Deref;
@@ -300,8 +304,15 @@ impl Message {
         &self.parts
     }
 
-    /// Mutable access to the parts.
-    pub fn parts_mut(&mut self) -> &mut SmallVec<[Part; 2]> {
+    /// The parts, to change in place (replace a body, rewrite an envelope). Adding and
+    /// removing parts goes through [`Message::push`], [`Message::push_front`] and
+    /// [`Message::pop_front`], so how the parts are stored stays the message's own business:
+    ///
+    /// ```compile_fail
+    /// let mut m = omq_core::Message::from("a");
+    /// m.parts_mut().push("b".into()); // a slice, not the storage behind it
+    /// ```
+    pub fn parts_mut(&mut self) -> &mut [Part] {
         &mut self.parts
     }
 

@@ -349,10 +349,11 @@ pub enum SocketOption {
     /// CONNECT_TIMEOUT: how long one tcp connect attempt may take (None: the system's limit).
     ConnectTimeout(Option<Duration>),
     /// TCP_MAXRT: how long sent data may stay unacknowledged before the connection is dropped
-    /// (TCP_USER_TIMEOUT; None: the system's default).
+    /// (TCP_USER_TIMEOUT; None: the system's default). Linux only: elsewhere a bind or
+    /// connect with it set fails with `Unsupported`.
     TcpMaxRt(Option<Duration>),
     /// BINDTODEVICE: tcp sockets use only this network interface (SO_BINDTODEVICE; needs
-    /// CAP_NET_RAW).
+    /// CAP_NET_RAW). Linux only, as TCP_MAXRT.
     BindToDevice(Option<String>),
     /// COMPRESSION_DICT (omq.rs's OMQ_COMPRESSION_DICT): the dictionary `lz4+tcp://` and
     /// `zstd+tcp://` connections ship once and compress with (1 to 8192 bytes; raw bytes for
@@ -612,7 +613,7 @@ builder! {
     handshake_ivl(Option<Duration>) => HandshakeIvl;
     /// HEARTBEAT_IVL: interval between PINGs (None: no heartbeats, the default).
     heartbeat_ivl(Option<Duration>) => HeartbeatIvl;
-    /// HEARTBEAT_TTL: TTL announced in our PINGs (at most 6553.599 s).
+    /// HEARTBEAT_TTL: TTL announced in our PINGs (at most [`MAX_HEARTBEAT_TTL_MS`]).
     heartbeat_ttl(Duration) => HeartbeatTtl;
     /// HEARTBEAT_TIMEOUT: how long to wait for traffic after a PING (None: the interval).
     heartbeat_timeout(Option<Duration>) => HeartbeatTimeout;
@@ -655,9 +656,10 @@ builder! {
     ipv6(bool) => Ipv6;
     /// CONNECT_TIMEOUT: how long one tcp connect attempt may take before it is retried.
     connect_timeout(Option<Duration>) => ConnectTimeout;
-    /// TCP_MAXRT: how long sent data may go unacknowledged before the connection is dropped.
+    /// TCP_MAXRT: how long sent data may go unacknowledged before the connection is dropped
+    /// (Linux only).
     tcp_maxrt(Option<Duration>) => TcpMaxRt;
-    /// BINDTODEVICE: tcp sockets use only this interface (needs CAP_NET_RAW).
+    /// BINDTODEVICE: tcp sockets use only this interface (needs CAP_NET_RAW; Linux only).
     bind_to_device(Option<String>) => BindToDevice;
     /// COMPRESSION_DICT: the dictionary `lz4+tcp://` / `zstd+tcp://` connections ship and
     /// compress with (1 to 8192 bytes: raw bytes for LZ4, a ZDICT blob for zstd).
@@ -862,7 +864,9 @@ impl Options {
             O::HeartbeatIvl(v) => self.heartbeat_ivl = v.filter(|d| !d.is_zero()),
             O::HeartbeatTtl(v) => {
                 if v.as_millis() > u128::from(MAX_HEARTBEAT_TTL_MS) {
-                    return Err(invalid("at most 6553599 ms"));
+                    return Err(invalid(
+                        "longer than MAX_HEARTBEAT_TTL_MS, which a PING cannot carry",
+                    ));
                 }
                 self.heartbeat_ttl = v;
             }
@@ -1025,9 +1029,9 @@ pub struct TransportOptions {
     pub ipv6: bool,
     /// Limit of one connect attempt.
     pub connect_timeout: Option<Duration>,
-    /// TCP_USER_TIMEOUT.
+    /// TCP_USER_TIMEOUT (Linux only).
     pub tcp_maxrt: Option<Duration>,
-    /// SO_BINDTODEVICE.
+    /// SO_BINDTODEVICE (Linux only).
     pub bind_to_device: Option<String>,
 }
 

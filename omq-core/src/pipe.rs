@@ -8,6 +8,7 @@
 //! have been read.
 
 use std::collections::VecDeque;
+use std::fmt;
 
 use bytes::Bytes;
 
@@ -80,44 +81,53 @@ pub enum Outbound {
     Command(Command),
 }
 
-/// One peer's queues and state.
-#[derive(Debug)]
+/// One peer's queues and state. The socket owns its pipes; outside the core they are read
+/// only, through the accessors below ([`Socket::pipes`](crate::Socket::pipes), for tests and
+/// diagnostics): the queues and the routing flags are the socket's business, so they can
+/// change without breaking anyone.
+///
+/// ```compile_fail
+/// fn reach_in(s: &omq_core::Socket) {
+///     let p = s.pipes().iter().next().unwrap();
+///     let _ = p.out.len(); // the queue itself is not public
+/// }
+/// ```
 pub struct Pipe {
     /// This pipe's id.
-    pub id: PipeId,
+    pub(crate) id: PipeId,
     /// Where it came from.
-    pub origin: Origin,
+    pub(crate) origin: Origin,
     /// Where it is in its life.
-    pub state: PipeState,
+    pub(crate) state: PipeState,
     /// Whether the routing strategy counts this pipe (for sending or receiving).
-    pub attached: bool,
+    pub(crate) attached: bool,
     /// Messages waiting to go to the peer.
-    pub out: VecDeque<Message>,
+    pub(crate) out: VecDeque<Message>,
     /// Commands waiting to go to the peer, sent before `out`.
-    pub commands: VecDeque<Command>,
+    pub(crate) commands: VecDeque<Command>,
     /// Messages received and not yet read.
-    pub inbound: VecDeque<Message>,
+    pub(crate) inbound: VecDeque<Message>,
     /// The routing id a ROUTER knows this peer by.
-    pub routing_id: Option<Bytes>,
+    pub(crate) routing_id: Option<Bytes>,
     /// The routing id CONNECT_ROUTING_ID gave this pipe, to use once it is ready.
-    pub assigned_routing_id: Option<Bytes>,
+    pub(crate) assigned_routing_id: Option<Bytes>,
     /// What the handshake said about the peer.
-    pub peer: Option<PeerInfo>,
+    pub(crate) peer: Option<PeerInfo>,
     /// The driver has been told there is something to send and has not yet found the queue
     /// empty (so the next message needs no new wake-up).
-    pub flush_requested: bool,
+    pub(crate) flush_requested: bool,
     /// The driver stopped reading this pipe's connection because `inbound` was full.
-    pub read_paused: bool,
+    pub(crate) read_paused: bool,
     /// The pipe is in the fair-queue ring.
-    pub queued_for_read: bool,
+    pub(crate) queued_for_read: bool,
     /// Scratch mark used while distributing one message, so a pipe matched by several
     /// subscriptions gets it once.
-    pub mark: u64,
+    pub(crate) mark: u64,
     /// How many topics (RADIO: groups) the peer holds subscribed, for MAX_SUBSCRIPTIONS.
-    pub subscriptions: usize,
+    pub(crate) subscriptions: usize,
     /// The pipe serves a `udp://` socket: no handshake, no commands, one message per
     /// datagram (a RADIO sends it every group; a DISH tells it nothing).
-    pub datagram: bool,
+    pub(crate) datagram: bool,
 }
 
 impl Pipe {
@@ -142,9 +152,67 @@ impl Pipe {
         }
     }
 
-    /// Whether `out` has room under `hwm` (0: unlimited).
+    /// Whether the outgoing queue has room under `hwm` (0: unlimited).
+    #[inline]
     pub fn has_room(&self, hwm: usize) -> bool {
         hwm == 0 || self.out.len() < hwm
+    }
+
+    /// This pipe's id.
+    pub fn id(&self) -> PipeId {
+        self.id
+    }
+
+    /// Where the pipe came from.
+    pub fn origin(&self) -> &Origin {
+        &self.origin
+    }
+
+    /// Where the pipe is in its life.
+    pub fn state(&self) -> PipeState {
+        self.state
+    }
+
+    /// The routing id a ROUTER knows this peer by.
+    pub fn routing_id(&self) -> Option<&Bytes> {
+        self.routing_id.as_ref()
+    }
+
+    /// What the handshake said about the peer (once it is done).
+    pub fn peer(&self) -> Option<&PeerInfo> {
+        self.peer.as_ref()
+    }
+
+    /// How many messages wait to go to the peer (what SNDHWM bounds).
+    pub fn queued_out(&self) -> usize {
+        self.out.len()
+    }
+
+    /// How many received messages wait to be read (what RCVHWM bounds).
+    pub fn queued_in(&self) -> usize {
+        self.inbound.len()
+    }
+
+    /// The messages waiting to go to the peer, oldest first.
+    pub fn outgoing(&self) -> impl DoubleEndedIterator<Item = &Message> + ExactSizeIterator {
+        self.out.iter()
+    }
+}
+
+/// One line, with the queues' lengths rather than their messages, for diagnostics.
+impl fmt::Debug for Pipe {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pipe")
+            .field("id", &self.id.raw())
+            .field("origin", &self.origin)
+            .field("state", &self.state)
+            .field("out", &self.out.len())
+            .field("commands", &self.commands.len())
+            .field("in", &self.inbound.len())
+            .field("read_paused", &self.read_paused)
+            .field("queued_for_read", &self.queued_for_read)
+            .field("flush_requested", &self.flush_requested)
+            .finish_non_exhaustive()
     }
 }
 
@@ -164,7 +232,9 @@ pub struct Pipes {
 }
 
 impl Pipes {
-    /// Creates a pipe and returns its id.
+    /// Creates a pipe and returns its id. (Public for building a table of one's own to drive
+    /// the [`routing`](crate::routing) structures with; a socket's table is read-only outside
+    /// the core.)
     pub fn insert(&mut self, origin: Origin, state: PipeState) -> PipeId {
         let index = match self.free.pop() {
             Some(i) => i,
@@ -185,7 +255,7 @@ impl Pipes {
     }
 
     /// Removes a pipe.
-    pub fn remove(&mut self, id: PipeId) -> Option<Pipe> {
+    pub(crate) fn remove(&mut self, id: PipeId) -> Option<Pipe> {
         let slot = self.slots.get_mut(id.index())?;
         if slot.generation != id.generation() {
             return None;
@@ -208,7 +278,7 @@ impl Pipes {
 
     /// A pipe by id, mutably.
     #[inline]
-    pub fn get_mut(&mut self, id: PipeId) -> Option<&mut Pipe> {
+    pub(crate) fn get_mut(&mut self, id: PipeId) -> Option<&mut Pipe> {
         let slot = self.slots.get_mut(id.index())?;
         if slot.generation != id.generation() {
             return None;
@@ -219,11 +289,6 @@ impl Pipes {
     /// Every pipe.
     pub fn iter(&self) -> impl Iterator<Item = &Pipe> {
         self.slots.iter().filter_map(|s| s.pipe.as_ref())
-    }
-
-    /// Every pipe, mutably.
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut Pipe> {
-        self.slots.iter_mut().filter_map(|s| s.pipe.as_mut())
     }
 
     /// Number of pipes.

@@ -123,7 +123,7 @@ fn hwm_changes_apply_to_live_pipes_and_drop_nothing() {
     // Lowering it keeps all eight queued messages.
     s.set_option(SocketOption::SndHwm(2)).unwrap();
     assert_eq!(fill(&mut s), 0);
-    let queued: usize = s.pipes().iter().map(|p| p.out.len()).sum();
+    let queued: usize = s.pipes().iter().map(|p| p.queued_out()).sum();
     assert_eq!(queued, 8);
     // Zero is unlimited.
     s.set_option(SocketOption::SndHwm(0)).unwrap();
@@ -188,7 +188,7 @@ fn conflate_keeps_only_the_newest() {
     for i in 0..100 {
         s.send(Message::from(format!("{i}"))).unwrap();
     }
-    let queued: Vec<&Message> = s.pipes().iter().flat_map(|p| p.out.iter()).collect();
+    let queued: Vec<&Message> = s.pipes().iter().flat_map(|p| p.outgoing()).collect();
     assert_eq!(queued, vec![&Message::from("99")]);
 }
 

@@ -71,14 +71,14 @@ proptest! {
                 }
                 LbOp::Send => {
                     let msg = Message::from(sent.to_be_bytes().to_vec());
-                    let all_have_room = s.pipes().iter().all(|p| p.out.len() < hwm);
+                    let all_have_room = s.pipes().iter().all(|p| p.queued_out() < hwm);
                     match s.send(msg) {
                         Ok(()) => {
                             sent += 1;
                             // Which pipe got it: the one whose queue grew.
                             let got: Vec<PipeId> = s.pipes().iter()
-                                .filter(|p| p.out.back().is_some_and(|m| m.parts()[0][..] == (sent - 1).to_be_bytes()))
-                                .map(|p| p.id).collect();
+                                .filter(|p| p.outgoing().next_back().is_some_and(|m| m.parts()[0][..] == (sent - 1).to_be_bytes()))
+                                .map(|p| p.id()).collect();
                             prop_assert_eq!(got.len(), 1);
                             if all_have_room {
                                 prop_assert!(!round.contains(&got[0]), "a pipe got two messages in one round");
@@ -89,7 +89,7 @@ proptest! {
                             }
                         }
                         Err(_) => {
-                            prop_assert!(s.pipes().iter().all(|p| p.out.len() >= hwm));
+                            prop_assert!(s.pipes().iter().all(|p| p.queued_out() >= hwm));
                         }
                     }
                 }
@@ -104,7 +104,7 @@ proptest! {
                 _ => {}
             }
             for p in s.pipes().iter() {
-                prop_assert!(p.out.len() <= hwm);
+                prop_assert!(p.queued_out() <= hwm);
             }
         }
     }
@@ -154,7 +154,7 @@ proptest! {
             } else if let Ok(m) = s.recv() {
                 got.push(u32::from_be_bytes(m.parts()[0][..].try_into().unwrap()));
             }
-            for pipe in s.pipes().iter() { prop_assert!(pipe.inbound.len() <= hwm); }
+            for pipe in s.pipes().iter() { prop_assert!(pipe.queued_in() <= hwm); }
             while s.poll_action().is_some() {}
         }
         while let Ok(m) = s.recv() { got.push(u32::from_be_bytes(m.parts()[0][..].try_into().unwrap())); }

@@ -7,12 +7,18 @@
 //!
 //! See `docs/ARCHITECTURE.md` for the tasks, the locking rule and the `Send` decision.
 //!
-//! The public surface is what an application and a backend need, and no more: [`Socket`] and
-//! its companions, the executor traits of [`runtime`], [`net`] (sockets made the same way for
-//! every backend), [`futures_io`] (streams of runtimes that have them), the proxy, and an opaque
-//! [`Task`] a backend runs with `task.run()`. The socket's shared state, its tasks' insides,
-//! wake-up signals, inproc links and the udp tasks are private, so they can change without
-//! breaking anyone; these do not compile from outside:
+//! The public surface is what an application and a backend need, and no more:
+//! - [`socket`]: [`Socket`] and its [`Monitor`]; [`stream`]: a socket as a `futures` `Stream`
+//!   and `Sink`; [`proxy`](mod@proxy): libzmq's `zmq_proxy` and `zmq_proxy_steerable`; [`error`]: the
+//!   async API's [`Error`].
+//! - For backends: the executor traits of [`runtime`]; [`net`], sockets made the same way for
+//!   every backend (and the connect and bind every [`Runtime`] gets unless it overrides them);
+//!   [`futures_io`], the halves for runtimes whose streams are futures-io ones; and an opaque
+//!   [`Task`] a backend runs with `task.run()`.
+//!
+//! The socket's shared state, its tasks' insides, wake-up signals, inproc links and the udp
+//! tasks are private, so they can change without breaking anyone; these do not compile from
+//! outside:
 //!
 //! ```compile_fail
 //! use omq_driver::shared::Shared;

@@ -1,18 +1,27 @@
 //! Socket creation shared by every backend: sockets are made and configured with `socket2` (or
 //! std) here and handed to the runtime, so TCP_NODELAY, SO_REUSEADDR, the listen backlog and
-//! ipc path handling are the same everywhere.
+//! ipc path handling are the same everywhere. A backend says only how its runtime wraps a std
+//! socket and connects one tcp address ([`Runtime::connect_tcp`], [`Runtime::ipc_stream`],
+//! [`Runtime::tcp_listener`], [`Runtime::ipc_listener`]); [`connect`] and [`bind`], which
+//! [`Runtime::connect`] and [`Runtime::bind`] are unless overridden, do the rest once: which
+//! endpoint is which, name lookup off the runtime's thread, trying each address of a name.
+//!
+//! Three things exist on Linux only: abstract ipc names (`ipc://@name`), BINDTODEVICE
+//! (SO_BINDTODEVICE) and TCP_MAXRT (TCP_USER_TIMEOUT). Elsewhere (macOS, the BSDs) asking for
+//! one is an `Unsupported` error, never silently ignored.
 
+use std::future::Future;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::os::linux::net::SocketAddrExt;
+use std::os::fd::AsFd;
 use std::os::unix::net::{SocketAddr as UnixAddr, UnixListener, UnixStream};
 use std::path::PathBuf;
-
-use std::os::fd::AsFd;
 
 use omq_core::endpoint::{Endpoint, Host};
 use omq_core::options::TransportOptions;
 use socket2::{Domain, Protocol, SockAddr, SockRef, Socket, TcpKeepalive, Type};
+
+use crate::runtime::{Halves, Runtime};
 
 /// Resolves a tcp host (literal addresses without any lookup; names through the system
 /// resolver, which blocks: call it off the I/O thread where the runtime has no async resolver).
@@ -48,7 +57,7 @@ pub fn resolve(host: &Host, port: u16, ipv6: bool) -> io::Result<Vec<SocketAddr>
 pub fn apply_tcp_options(socket: impl AsFd, t: &TransportOptions) -> io::Result<()> {
     let s = SockRef::from(&socket);
     if let Some(device) = &t.bind_to_device {
-        s.bind_device(Some(device.as_bytes()))?;
+        bind_device(&s, device)?;
     }
     match t.tcp_keepalive {
         // As libzmq: the timings apply only where keepalive is switched on.
@@ -75,15 +84,48 @@ pub fn apply_tcp_options(socket: impl AsFd, t: &TransportOptions) -> io::Result<
         s.set_recv_buffer_size(n)?;
     }
     if let Some(tos) = t.tos {
-        match s.domain()? {
-            Domain::IPV6 => s.set_tclass_v6(u32::from(tos))?,
-            _ => s.set_tos_v4(u32::from(tos))?,
+        // The socket's family, from its address (bound or not, the kernel reports it).
+        if s.local_addr()?.is_ipv6() {
+            s.set_tclass_v6(u32::from(tos))?;
+        } else {
+            s.set_tos_v4(u32::from(tos))?;
         }
     }
     if let Some(d) = t.tcp_maxrt {
-        s.set_tcp_user_timeout(Some(d))?;
+        set_tcp_maxrt(&s, d)?;
     }
     Ok(())
+}
+
+/// SO_BINDTODEVICE (Linux only).
+fn bind_device(s: &SockRef<'_>, device: &str) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    return s.bind_device(Some(device.as_bytes()));
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (s, device);
+        Err(linux_only("BINDTODEVICE"))
+    }
+}
+
+/// TCP_MAXRT as TCP_USER_TIMEOUT (Linux only).
+fn set_tcp_maxrt(s: &SockRef<'_>, d: std::time::Duration) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    return s.set_tcp_user_timeout(Some(d));
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (s, d);
+        Err(linux_only("TCP_MAXRT"))
+    }
+}
+
+/// The error for an option or address form that exists on Linux only.
+#[cfg(not(target_os = "linux"))]
+fn linux_only(what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!("{what} exists on Linux only"),
+    )
 }
 
 /// A non-blocking tcp socket for connecting to `addr`, with TCP_NODELAY and the connection
@@ -138,7 +180,7 @@ pub fn udp_bind(
         s.set_recv_buffer_size(n)?;
     }
     if let Some(device) = &t.bind_to_device {
-        s.bind_device(Some(device.as_bytes()))?;
+        bind_device(&SockRef::from(&s), device)?;
     }
     match addr.ip() {
         std::net::IpAddr::V4(group) if group.is_multicast() => {
@@ -185,7 +227,7 @@ pub fn udp_connect(
         s.set_send_buffer_size(n)?;
     }
     if let Some(device) = &t.bind_to_device {
-        s.bind_device(Some(device.as_bytes()))?;
+        bind_device(&SockRef::from(&s), device)?;
     }
     if let Some(tos) = t.tos {
         match addr {
@@ -209,10 +251,17 @@ pub fn configure_tcp(stream: &std::net::TcpStream) -> io::Result<()> {
     stream.set_nonblocking(true)
 }
 
-/// The address of an ipc endpoint: a filesystem path, or a Linux abstract name after `@`.
+/// The address of an ipc endpoint: a filesystem path, or a Linux abstract name after `@`
+/// (an `Unsupported` error elsewhere).
 pub fn ipc_addr(path: &str) -> io::Result<UnixAddr> {
     match path.strip_prefix('@') {
-        Some(name) => UnixAddr::from_abstract_name(name.as_bytes()),
+        #[cfg(target_os = "linux")]
+        Some(name) => {
+            use std::os::linux::net::SocketAddrExt;
+            UnixAddr::from_abstract_name(name.as_bytes())
+        }
+        #[cfg(not(target_os = "linux"))]
+        Some(_) => Err(linux_only("an abstract ipc name (`@`)")),
         None => UnixAddr::from_pathname(path),
     }
 }
@@ -259,42 +308,97 @@ pub fn ipc_listener(path: &str, backlog: i32) -> io::Result<(UnixListener, IpcPa
     Ok((l, guard, format!("ipc://{path}")))
 }
 
-/// The error for an endpoint a stream backend cannot carry (inproc is handled by the driver).
-pub fn not_a_stream(endpoint: &Endpoint) -> io::Error {
+/// What [`Runtime::connect`] does unless a runtime overrides it: host names looked up with
+/// [`Runtime::blocking`] (addresses and `*` inline), each address tried in turn with
+/// [`Runtime::connect_tcp`], ipc connected with std and handed to [`Runtime::ipc_stream`].
+pub async fn connect<R: Runtime>(
+    endpoint: &Endpoint,
+    t: &TransportOptions,
+) -> io::Result<Halves<R>> {
+    match endpoint {
+        Endpoint::Tcp { host, port, .. } => {
+            let (h, port, ipv6) = (host.clone(), *port, t.ipv6);
+            let addrs = for_names(host, move || resolve(&h, port, ipv6), R::blocking).await?;
+            connect_any(addrs, |addr| R::connect_tcp(addr, t)).await
+        }
+        // A unix connect completes at once (or is refused); std reaches abstract names too.
+        Endpoint::Ipc(path) => R::ipc_stream(UnixStream::connect_addr(&ipc_addr(path)?)?),
+        other => Err(not_a_stream(other)),
+    }
+}
+
+/// What [`Runtime::bind`] does unless a runtime overrides it: the listener made by
+/// [`tcp_listener`] (host names looked up with [`Runtime::blocking`]) or [`ipc_listener`],
+/// handed to [`Runtime::tcp_listener`] or [`Runtime::ipc_listener`], and the endpoint as bound.
+pub async fn bind<R: Runtime>(
+    endpoint: &Endpoint,
+    t: &TransportOptions,
+) -> io::Result<(R::Listener, String)> {
+    match endpoint {
+        Endpoint::Tcp { host, port, .. } => {
+            let (h, port, t) = (host.clone(), *port, t.clone());
+            let (l, resolved) =
+                for_names(host, move || tcp_listener(&h, port, &t), R::blocking).await?;
+            Ok((R::tcp_listener(l)?, resolved))
+        }
+        Endpoint::Ipc(path) => {
+            let (l, guard, resolved) = ipc_listener(path, t.backlog)?;
+            Ok((R::ipc_listener(l, guard)?, resolved))
+        }
+        other => Err(not_a_stream(other)),
+    }
+}
+
+/// The error for an endpoint a stream backend cannot carry (inproc and udp are the driver's).
+fn not_a_stream(endpoint: &Endpoint) -> io::Error {
     io::Error::new(
         io::ErrorKind::Unsupported,
         format!("{} is not a stream transport", endpoint.transport()),
     )
 }
 
-/// Runs `f` on a thread of its own when `host` is a name to look up (the system resolver
-/// blocks), and inline for addresses and `*`: for runtimes without a blocking pool, and for
-/// udp, which the driver opens itself.
-pub async fn off_thread_for_names<T: Send + 'static>(
+/// Runs `f` with [`Runtime::blocking`] when `host` is a name to look up (the system resolver
+/// blocks), and inline for addresses and `*`: for udp, which the driver opens itself.
+pub(crate) async fn off_thread_for_names<R: Runtime, T: Send + 'static>(
     host: &Host,
     f: impl FnOnce() -> io::Result<T> + Send + 'static,
 ) -> io::Result<T> {
+    for_names(host, f, R::blocking).await
+}
+
+/// Runs `f` through `off_thread` (which moves a blocking call off the runtime's thread) when
+/// `host` is a name to look up; for addresses and `*` the call is quick and runs inline.
+async fn for_names<T, F, Fut>(host: &Host, f: F, off_thread: impl FnOnce(F) -> Fut) -> io::Result<T>
+where
+    F: FnOnce() -> io::Result<T>,
+    Fut: Future<Output = io::Result<T>>,
+{
     match host {
-        Host::Name(_) => {
-            let (tx, rx) = futures_channel::oneshot::channel();
-            std::thread::Builder::new()
-                .name("omq-resolve".into())
-                .spawn(move || {
-                    let _ = tx.send(f());
-                })?;
-            rx.await
-                .map_err(|_| io::Error::other("the resolver thread died"))?
-        }
+        Host::Name(_) => off_thread(f).await,
         _ => f(),
     }
 }
 
+/// Runs `f` on a thread of its own ([`Runtime::blocking`] unless a runtime has a pool).
+pub(crate) async fn on_own_thread<T: Send + 'static>(
+    f: impl FnOnce() -> io::Result<T> + Send + 'static,
+) -> io::Result<T> {
+    let (tx, rx) = futures_channel::oneshot::channel();
+    std::thread::Builder::new()
+        .name("omq-resolve".into())
+        .spawn(move || {
+            let _ = tx.send(f());
+        })?;
+    rx.await
+        .map_err(|_| io::Error::other("the resolver thread died"))?
+}
+
 /// Tries `connect` on each resolved address in turn and returns the first success, or the
 /// last failure (what libzmq does with a name that resolves to several addresses).
-pub async fn connect_any<T, F, Fut>(addrs: Vec<SocketAddr>, mut connect: F) -> io::Result<T>
+async fn connect_any<T, F, Fut>(addrs: Vec<SocketAddr>, mut connect: F) -> io::Result<T>
 where
     F: FnMut(SocketAddr) -> Fut,
-    Fut: std::future::Future<Output = io::Result<T>>,
+    Fut: Future<Output = io::Result<T>>,
 {
     let mut last = io::Error::new(io::ErrorKind::NotFound, "no address to connect to");
     for addr in addrs {
@@ -304,4 +408,39 @@ where
         }
     }
     Err(last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tos_is_set_for_the_sockets_own_family() {
+        // An unbound socket: its family comes from the kernel, IP_TOS for IPv4 and
+        // IPV6_TCLASS for IPv6.
+        let mut t = TransportOptions::default();
+        t.tos = Some(0x28);
+        let v4 = tcp_connect_socket(&"127.0.0.1:9".parse().unwrap(), &t).unwrap();
+        assert_eq!(v4.tos_v4().unwrap(), 0x28);
+        let v6 = tcp_connect_socket(&"[::1]:9".parse().unwrap(), &t).unwrap();
+        assert_eq!(v6.tclass_v6().unwrap(), 0x28);
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    #[test]
+    fn linux_only_options_are_refused_elsewhere() {
+        let mut t = TransportOptions::default();
+        t.bind_to_device = Some("lo0".into());
+        let addr = "127.0.0.1:9".parse().unwrap();
+        let e = tcp_connect_socket(&addr, &t).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::Unsupported);
+        let mut t = TransportOptions::default();
+        t.tcp_maxrt = Some(std::time::Duration::from_secs(1));
+        let e = tcp_connect_socket(&addr, &t).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::Unsupported);
+        assert_eq!(
+            ipc_addr("@abstract").unwrap_err().kind(),
+            io::ErrorKind::Unsupported
+        );
+    }
 }

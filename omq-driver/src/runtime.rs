@@ -13,12 +13,15 @@
 
 use std::future::Future;
 use std::io;
+use std::net::SocketAddr;
+use std::os::unix::net::{UnixListener, UnixStream};
 use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 use omq_core::options::TransportOptions;
 use omq_core::Endpoint;
 
+use crate::net;
 use crate::tasks::Task;
 
 /// The reading half of a connected byte stream.
@@ -85,25 +88,57 @@ pub trait Runtime: Sized + 'static {
     /// Completes at `deadline`.
     fn sleep_until(deadline: Instant) -> impl Future<Output = ()>;
 
-    /// Connects to a tcp or ipc endpoint (resolving host names without blocking the runtime,
-    /// IPv6 names only with `options.ipv6`). TCP_NODELAY must be set on the connection, and the
-    /// connection options too ([`crate::net::tcp_connect_socket`] does both, or
-    /// [`crate::net::apply_tcp_options`] after a connect the runtime makes itself).
-    fn connect(
-        endpoint: &Endpoint,
+    /// Connects to one tcp address, with TCP_NODELAY and the connection options set:
+    /// [`net::tcp_connect_socket`] makes such a socket for a runtime that connects one it is
+    /// given; one that makes its own socket in its connect calls [`net::apply_tcp_options`] on
+    /// the result.
+    fn connect_tcp(
+        addr: SocketAddr,
         options: &TransportOptions,
     ) -> impl Future<Output = io::Result<Halves<Self>>>;
 
+    /// Takes over a connected unix-domain stream (blocking, as std made it).
+    fn ipc_stream(stream: UnixStream) -> io::Result<Halves<Self>>;
+
+    /// Takes over a bound, listening, non-blocking tcp listener ([`net::tcp_listener`]: BACKLOG
+    /// and the connection options are set, and accepted connections inherit them; they need
+    /// TCP_NODELAY set when accepted).
+    fn tcp_listener(listener: std::net::TcpListener) -> io::Result<Self::Listener>;
+
+    /// Takes over a bound, listening, non-blocking unix-domain listener ([`net::ipc_listener`])
+    /// and the guard that removes its socket file when the listener goes.
+    fn ipc_listener(listener: UnixListener, path: net::IpcPath) -> io::Result<Self::Listener>;
+
+    /// Runs a blocking call (the system's resolver) off the runtime's thread. Provided: on a
+    /// thread of its own; a runtime with a blocking pool uses that instead.
+    fn blocking<T: Send + 'static>(
+        f: impl FnOnce() -> io::Result<T> + Send + 'static,
+    ) -> impl Future<Output = io::Result<T>> {
+        net::on_own_thread(f)
+    }
+
+    /// Connects to a tcp or ipc endpoint. Provided ([`net::connect`]): host names looked up
+    /// with [`Runtime::blocking`] (IPv6 addresses only with `options.ipv6`), each address tried
+    /// in turn with [`Runtime::connect_tcp`]; ipc through std and [`Runtime::ipc_stream`].
+    fn connect(
+        endpoint: &Endpoint,
+        options: &TransportOptions,
+    ) -> impl Future<Output = io::Result<Halves<Self>>> {
+        net::connect::<Self>(endpoint, options)
+    }
+
     /// Binds a tcp or ipc endpoint and returns the listener with the endpoint as bound (port 0
-    /// resolved). Accepted connections must have TCP_NODELAY set. [`crate::net::tcp_listener`]
-    /// and [`crate::net::ipc_listener`] apply BACKLOG and the connection options.
+    /// resolved). Provided ([`net::bind`]): the listener made by [`net::tcp_listener`] or
+    /// [`net::ipc_listener`] and handed to [`Runtime::tcp_listener`] or
+    /// [`Runtime::ipc_listener`].
     fn bind(
         endpoint: &Endpoint,
         options: &TransportOptions,
-    ) -> impl Future<Output = io::Result<(Self::Listener, String)>>;
+    ) -> impl Future<Output = io::Result<(Self::Listener, String)>> {
+        net::bind::<Self>(endpoint, options)
+    }
 
-    /// Takes over a udp socket the driver made ([`crate::net::udp_bind`],
-    /// [`crate::net::udp_connect`]: bound, connected where it sends, non-blocking). Called
+    /// Takes over a udp socket the driver made ([`net::udp_bind`], [`net::udp_connect`]: bound, connected where it sends, non-blocking). Called
     /// inside the runtime.
     fn datagram(socket: std::net::UdpSocket) -> io::Result<Self::Datagram>;
 }

@@ -513,16 +513,7 @@ impl<R: Runtime> Socket<R> {
             st.close_checks
         );
         for p in st.core.pipes().iter() {
-            out += &format!(
-                "  pipe {} {:?} out={} in={} paused={} queued_for_read={} flush_requested={}\n",
-                p.id.raw(),
-                p.state,
-                p.out.len(),
-                p.inbound.len(),
-                p.read_paused,
-                p.queued_for_read,
-                p.flush_requested
-            );
+            out += &format!("  {p:?}\n");
         }
         out
     }

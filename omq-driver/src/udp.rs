@@ -57,7 +57,7 @@ pub(crate) async fn bind<R: Runtime>(
 ) -> Result<Endpoint, Error> {
     let made = {
         let (h, t) = (host.clone(), transport.clone());
-        crate::net::off_thread_for_names(host, move || crate::net::udp_bind(&h, port, &t))
+        crate::net::off_thread_for_names::<R, _>(host, move || crate::net::udp_bind(&h, port, &t))
             .await
             .and_then(|(socket, resolved)| Ok((R::datagram(socket)?, resolved)))
     };
@@ -101,9 +101,11 @@ pub(crate) async fn dial<R: Runtime>(
 ) {
     let made = {
         let (h, t) = (host.clone(), transport.clone());
-        crate::net::off_thread_for_names(host, move || crate::net::udp_connect(&h, port, &t))
-            .await
-            .and_then(R::datagram)
+        crate::net::off_thread_for_names::<R, _>(host, move || {
+            crate::net::udp_connect(&h, port, &t)
+        })
+        .await
+        .and_then(R::datagram)
     };
     let signal = Arc::new(Signal::default());
     let socket = shared.with(|st| match made {

@@ -52,7 +52,6 @@ use bytes::{Bytes, BytesMut};
 use futures_io::{AsyncRead, AsyncWrite};
 use glommio::net::{TcpListener, TcpStream};
 use glommio::{LocalExecutor, LocalExecutorBuilder, Placement};
-use omq_core::endpoint::{Endpoint, Host};
 use omq_core::options::TransportOptions;
 use omq_driver::net;
 use omq_driver::READ_SIZE;
@@ -291,32 +290,6 @@ impl Listener<Glommio> for GlommioListener {
     }
 }
 
-/// Runs `f` on glommio's blocking thread when `host` is a name to look up (the system
-/// resolver blocks), and inline for literal addresses and `*`.
-async fn off_thread_for_names<T: Send + 'static>(
-    host: &Host,
-    f: impl FnOnce() -> io::Result<T> + Send + 'static,
-) -> io::Result<T> {
-    match host {
-        Host::Name(_) => glommio::executor().spawn_blocking(f).await,
-        _ => f(),
-    }
-}
-
-async fn connect_tcp(host: &Host, port: u16, t: &TransportOptions) -> io::Result<(Reader, Writer)> {
-    let (h, ipv6) = (host.clone(), t.ipv6);
-    let addrs: Vec<SocketAddr> =
-        off_thread_for_names(host, move || net::resolve(&h, port, ipv6)).await?;
-    // glommio connects only sockets it makes itself (an io_uring connect); TCP_NODELAY is set
-    // once it is connected.
-    net::connect_any(addrs, |addr| async move {
-        let s = TcpStream::connect(addr).await.map_err(io::Error::from)?;
-        net::apply_tcp_options(fd::borrow(&s), t)?;
-        Conn::wrap(s, true)
-    })
-    .await
-}
-
 impl Runtime for Glommio {
     type Reader = Reader;
     type Writer = Writer;
@@ -343,43 +316,37 @@ impl Runtime for Glommio {
         glommio::timer::Timer::new(deadline.saturating_duration_since(Instant::now())).await;
     }
 
-    async fn connect(endpoint: &Endpoint, t: &TransportOptions) -> io::Result<(Reader, Writer)> {
-        match endpoint {
-            Endpoint::Tcp { host, port, .. } => connect_tcp(host, *port, t).await,
-            Endpoint::Ipc(path) => {
-                // A unix connect completes at once (or is refused); glommio's own connect
-                // cannot reach abstract names.
-                let addr = net::ipc_addr(path)?;
-                let s = std::os::unix::net::UnixStream::connect_addr(&addr)?;
-                Conn::wrap(fd::stream(s.into()), false)
-            }
-            other => Err(net::not_a_stream(other)),
-        }
+    /// glommio connects only sockets it makes itself (an io_uring connect); TCP_NODELAY and
+    /// the connection options are set once it is connected.
+    async fn connect_tcp(addr: SocketAddr, t: &TransportOptions) -> io::Result<(Reader, Writer)> {
+        let s = TcpStream::connect(addr).await.map_err(io::Error::from)?;
+        net::apply_tcp_options(fd::borrow(&s), t)?;
+        Conn::wrap(s, true)
     }
 
-    async fn bind(
-        endpoint: &Endpoint,
-        t: &TransportOptions,
-    ) -> io::Result<(GlommioListener, String)> {
-        match endpoint {
-            Endpoint::Tcp { host, port, .. } => {
-                let (h, port, t) = (host.clone(), *port, t.clone());
-                let (l, resolved) =
-                    off_thread_for_names(host, move || net::tcp_listener(&h, port, &t)).await?;
-                // Blocking, as glommio's own listeners are: it accepts with io_uring.
-                l.set_nonblocking(false)?;
-                Ok((GlommioListener::Tcp(fd::listener(l.into())), resolved))
-            }
-            Endpoint::Ipc(path) => {
-                let (l, guard, resolved) = net::ipc_listener(path, t.backlog)?;
-                l.set_nonblocking(false)?;
-                Ok((
-                    GlommioListener::Ipc(fd::listener(l.into()), guard),
-                    resolved,
-                ))
-            }
-            other => Err(net::not_a_stream(other)),
-        }
+    /// glommio's own unix connect cannot reach abstract names; std's stream is handed over.
+    fn ipc_stream(s: std::os::unix::net::UnixStream) -> io::Result<(Reader, Writer)> {
+        Conn::wrap(fd::stream(s.into()), false)
+    }
+
+    /// Blocking, as glommio's own listeners are: it accepts with io_uring.
+    fn tcp_listener(l: std::net::TcpListener) -> io::Result<GlommioListener> {
+        l.set_nonblocking(false)?;
+        Ok(GlommioListener::Tcp(fd::listener(l.into())))
+    }
+
+    fn ipc_listener(
+        l: std::os::unix::net::UnixListener,
+        path: net::IpcPath,
+    ) -> io::Result<GlommioListener> {
+        l.set_nonblocking(false)?;
+        Ok(GlommioListener::Ipc(fd::listener(l.into()), path))
+    }
+
+    async fn blocking<T: Send + 'static>(
+        f: impl FnOnce() -> io::Result<T> + Send + 'static,
+    ) -> io::Result<T> {
+        glommio::executor().spawn_blocking(f).await
     }
 }
 

@@ -40,7 +40,6 @@ use bytes::{Bytes, BytesMut};
 use monoio::buf::{IoBufMut, IoVecBuf};
 use monoio::io::{AsyncReadRent, AsyncWriteRent, OwnedReadHalf, OwnedWriteHalf, Splitable};
 use monoio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
-use omq_core::endpoint::{Endpoint, Host};
 use omq_core::options::TransportOptions;
 use omq_driver::net;
 use omq_driver::{Datagram, Listener, ReadHalf, Runtime, Task, WriteHalf};
@@ -229,21 +228,6 @@ impl Listener<Monoio> for MonoioListener {
     }
 }
 
-async fn connect_tcp(host: &Host, port: u16, t: &TransportOptions) -> io::Result<(Reader, Writer)> {
-    let (h, ipv6) = (host.clone(), t.ipv6);
-    let addrs: Vec<SocketAddr> =
-        net::off_thread_for_names(host, move || net::resolve(&h, port, ipv6)).await?;
-    // monoio's own connect (an io_uring op, or a non-blocking connect on epoll) makes the
-    // socket the way its driver wants it; TCP_NODELAY and the connection options are set on
-    // the result.
-    net::connect_any(addrs, |addr| async move {
-        let s = TcpStream::connect_addr(addr).await?;
-        net::apply_tcp_options(borrow_fd(&s), t)?;
-        tcp_halves(s)
-    })
-    .await
-}
-
 impl Runtime for Monoio {
     type Reader = Reader;
     type Writer = Writer;
@@ -270,45 +254,34 @@ impl Runtime for Monoio {
         monoio::time::sleep_until(monoio::time::Instant::from_std(deadline))
     }
 
-    async fn connect(endpoint: &Endpoint, t: &TransportOptions) -> io::Result<(Reader, Writer)> {
-        match endpoint {
-            Endpoint::Tcp { host, port, .. } => connect_tcp(host, *port, t).await,
-            Endpoint::Ipc(path) => {
-                // Made with std (abstract names included); a local connect does not wait.
-                let addr = net::ipc_addr(path)?;
-                let s = std::os::unix::net::UnixStream::connect_addr(&addr)?;
-                s.set_nonblocking(nonblocking())?;
-                Ok(ipc_halves(UnixStream::from_std(s)?))
-            }
-            other => Err(net::not_a_stream(other)),
-        }
+    // Listeners come from omq-driver's helpers (socket2/std), not monoio's `bind`, whose
+    // SO_REUSEPORT this kernel refuses on Unix sockets. monoio has no blocking pool: names are
+    // looked up on a thread of their own (`blocking`'s default).
+    /// monoio's own connect (an io_uring op, or a non-blocking connect on epoll) makes the
+    /// socket the way its driver wants it; TCP_NODELAY and the connection options are set on
+    /// the result.
+    async fn connect_tcp(addr: SocketAddr, t: &TransportOptions) -> io::Result<(Reader, Writer)> {
+        let s = TcpStream::connect_addr(addr).await?;
+        net::apply_tcp_options(borrow_fd(&s), t)?;
+        tcp_halves(s)
     }
 
-    async fn bind(
-        endpoint: &Endpoint,
-        t: &TransportOptions,
-    ) -> io::Result<(MonoioListener, String)> {
-        // Listeners come from omq-driver's helpers (socket2/std), not monoio's `bind`, whose
-        // SO_REUSEPORT this kernel refuses on Unix sockets.
-        match endpoint {
-            Endpoint::Tcp { host, port, .. } => {
-                let (h, port, t) = (host.clone(), *port, t.clone());
-                let (l, resolved) =
-                    net::off_thread_for_names(host, move || net::tcp_listener(&h, port, &t))
-                        .await?;
-                l.set_nonblocking(nonblocking())?;
-                Ok((MonoioListener::Tcp(TcpListener::from_std(l)?), resolved))
-            }
-            Endpoint::Ipc(path) => {
-                let (l, guard, resolved) = net::ipc_listener(path, t.backlog)?;
-                l.set_nonblocking(nonblocking())?;
-                Ok((
-                    MonoioListener::Ipc(UnixListener::from_std(l)?, guard),
-                    resolved,
-                ))
-            }
-            other => Err(net::not_a_stream(other)),
-        }
+    fn ipc_stream(s: std::os::unix::net::UnixStream) -> io::Result<(Reader, Writer)> {
+        s.set_nonblocking(nonblocking())?;
+        Ok(ipc_halves(UnixStream::from_std(s)?))
+    }
+
+    fn tcp_listener(l: std::net::TcpListener) -> io::Result<MonoioListener> {
+        l.set_nonblocking(nonblocking())?;
+        Ok(MonoioListener::Tcp(TcpListener::from_std(l)?))
+    }
+
+    fn ipc_listener(
+        l: std::os::unix::net::UnixListener,
+        path: net::IpcPath,
+    ) -> io::Result<MonoioListener> {
+        l.set_nonblocking(nonblocking())?;
+        Ok(MonoioListener::Ipc(UnixListener::from_std(l)?, path))
     }
 }
 

@@ -20,15 +20,15 @@
 
 use std::future::Future;
 use std::io::{self, IoSlice};
+use std::net::SocketAddr;
 use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
-use omq_core::endpoint::Endpoint;
 use omq_core::options::TransportOptions;
 use omq_driver::net;
 use omq_driver::{Datagram, Listener, ReadHalf, Runtime, Task, WriteHalf};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{tcp, unix, TcpListener, TcpSocket, UnixListener, UnixStream};
+use tokio::net::{tcp, unix, TcpListener, TcpSocket, TcpStream, UnixListener, UnixStream};
 
 pub use omq_driver::{
     generate_keypair, proxy, proxy_steerable, AsEndpoint, AuthReply, AuthRequest, Authenticator,
@@ -129,42 +129,22 @@ impl Datagram for TokioDatagram {
 impl Listener<Tokio> for TokioListener {
     async fn accept(self) -> (Self, io::Result<(Reader, Writer)>) {
         let r = match &self {
-            TokioListener::Tcp(l) => l.accept().await.and_then(|(s, _)| {
-                s.set_nodelay(true)?;
-                let (r, w) = s.into_split();
-                Ok((Reader::Tcp(r), Writer::Tcp(w)))
-            }),
-            TokioListener::Ipc(l, _) => l.accept().await.map(|(s, _)| {
-                let (r, w) = s.into_split();
-                (Reader::Ipc(r), Writer::Ipc(w))
-            }),
+            TokioListener::Tcp(l) => l.accept().await.and_then(|(s, _)| tcp_halves(s)),
+            TokioListener::Ipc(l, _) => l.accept().await.map(|(s, _)| ipc_halves(s)),
         };
         (self, r)
     }
 }
 
-async fn connect_tcp(
-    host: &omq_core::endpoint::Host,
-    port: u16,
-    t: &TransportOptions,
-) -> io::Result<(Reader, Writer)> {
-    let addrs = match host {
-        omq_core::endpoint::Host::Name(name) => tokio::net::lookup_host((name.as_str(), port))
-            .await?
-            .filter(|a| t.ipv6 || a.is_ipv4())
-            .collect(),
-        other => net::resolve(other, port, t.ipv6)?,
-    };
-    net::connect_any(addrs, |addr| async move {
-        let sock = net::tcp_connect_socket(&addr, t)?;
-        let s = TcpSocket::from_std_stream(std::net::TcpStream::from(sock))
-            .connect(addr)
-            .await?;
-        s.set_nodelay(true)?;
-        let (r, w) = s.into_split();
-        Ok((Reader::Tcp(r), Writer::Tcp(w)))
-    })
-    .await
+fn tcp_halves(s: TcpStream) -> io::Result<(Reader, Writer)> {
+    s.set_nodelay(true)?;
+    let (r, w) = s.into_split();
+    Ok((Reader::Tcp(r), Writer::Tcp(w)))
+}
+
+fn ipc_halves(s: UnixStream) -> (Reader, Writer) {
+    let (r, w) = s.into_split();
+    (Reader::Ipc(r), Writer::Ipc(w))
 }
 
 impl Runtime for Tokio {
@@ -193,37 +173,33 @@ impl Runtime for Tokio {
         tokio::time::sleep_until(deadline.into())
     }
 
-    async fn connect(endpoint: &Endpoint, t: &TransportOptions) -> io::Result<(Reader, Writer)> {
-        match endpoint {
-            Endpoint::Tcp { host, port, .. } => connect_tcp(host, *port, t).await,
-            Endpoint::Ipc(path) => {
-                let addr = net::ipc_addr(path)?;
-                let s = std::os::unix::net::UnixStream::connect_addr(&addr)?;
-                s.set_nonblocking(true)?;
-                let (r, w) = UnixStream::from_std(s)?.into_split();
-                Ok((Reader::Ipc(r), Writer::Ipc(w)))
-            }
-            other => Err(net::not_a_stream(other)),
-        }
+    async fn connect_tcp(addr: SocketAddr, t: &TransportOptions) -> io::Result<(Reader, Writer)> {
+        let sock = net::tcp_connect_socket(&addr, t)?;
+        let s = TcpSocket::from_std_stream(sock.into())
+            .connect(addr)
+            .await?;
+        tcp_halves(s)
     }
 
-    async fn bind(
-        endpoint: &Endpoint,
-        t: &TransportOptions,
-    ) -> io::Result<(TokioListener, String)> {
-        match endpoint {
-            Endpoint::Tcp { host, port, .. } => {
-                let (l, resolved) = net::tcp_listener(host, *port, t)?;
-                Ok((TokioListener::Tcp(TcpListener::from_std(l)?), resolved))
-            }
-            Endpoint::Ipc(path) => {
-                let (l, guard, resolved) = net::ipc_listener(path, t.backlog)?;
-                Ok((
-                    TokioListener::Ipc(UnixListener::from_std(l)?, guard),
-                    resolved,
-                ))
-            }
-            other => Err(net::not_a_stream(other)),
-        }
+    fn ipc_stream(s: std::os::unix::net::UnixStream) -> io::Result<(Reader, Writer)> {
+        s.set_nonblocking(true)?;
+        Ok(ipc_halves(UnixStream::from_std(s)?))
+    }
+
+    fn tcp_listener(l: std::net::TcpListener) -> io::Result<TokioListener> {
+        Ok(TokioListener::Tcp(TcpListener::from_std(l)?))
+    }
+
+    fn ipc_listener(
+        l: std::os::unix::net::UnixListener,
+        path: net::IpcPath,
+    ) -> io::Result<TokioListener> {
+        Ok(TokioListener::Ipc(UnixListener::from_std(l)?, path))
+    }
+
+    async fn blocking<T: Send + 'static>(
+        f: impl FnOnce() -> io::Result<T> + Send + 'static,
+    ) -> io::Result<T> {
+        tokio::task::spawn_blocking(f).await?
     }
 }
