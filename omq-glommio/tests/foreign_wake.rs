@@ -1,11 +1,11 @@
 //! Wakes from another thread reach a glommio executor that is parking or parked.
 //!
-//! omq's glommio builds against a patched glommio (vendor/glommio/OMQ-PATCH.md) whose executor
-//! no longer makes a `membarrier` call before it sleeps: a fence on each side (the parking
-//! executor, and `SleepNotifier::notify` on the waking thread) must keep every foreign wake
-//! from being lost. A lost wake would leave the executor asleep until its next preemption
-//! timer (100 ms), so thousands of ping-pongs would take minutes instead of well under a
-//! second; timing is only bounded from above, with wide slack.
+//! omq's sockets are used from any thread, and a send or receive from another thread wakes
+//! the executor that runs the socket's connections through glommio's foreign-wake path. A lost
+//! wake would leave the executor asleep until its next preemption timer (100 ms), so thousands
+//! of ping-pongs would take minutes instead of well under a second; timing is only bounded from
+//! above, with wide slack. (Written while trying a patched glommio whose executor skips its
+//! `membarrier` before sleeping: see docs/PERFORMANCE.md, "REQ/REP on glommio".)
 
 use std::future::poll_fn;
 use std::sync::atomic::{AtomicBool, Ordering};
