@@ -83,6 +83,8 @@ pub enum Case {
     /// DISH, order kept on loopback, malformed and oversized datagrams dropped without harm,
     /// the port free again after unbind, other pairings refused.
     RadioDishUdp,
+    /// A REP dropped right after sending its last reply (default LINGER) still delivers it.
+    LastReplyThenDrop,
 }
 
 /// Reads `[id][bytes]` messages from a STREAM until `want` bytes came from `id`.
@@ -616,6 +618,39 @@ async fn run_case<R: Runtime>(case: Case) {
                 "a closed socket connected later: {ghost:?}"
             );
         }
+        Case::LastReplyThenDrop => {
+            for transport in ["tcp://127.0.0.1:0", "ipc"] {
+                let rep = new(SocketType::Rep, d());
+                let ep = if transport == "ipc" {
+                    format!("ipc:///tmp/omq-api-{}.sock", unique("last-reply"))
+                } else {
+                    transport.to_string()
+                };
+                let ep = rep.bind(&ep).await.unwrap().to_string();
+                let req = new(SocketType::Req, d());
+                req.connect(&ep).await.unwrap();
+                const N: usize = 100;
+                let server = async move {
+                    for _ in 0..N {
+                        let m = within::<R, _>(rep.recv()).await.unwrap();
+                        rep.send(m).await.unwrap();
+                    }
+                    // Dropped at once, its last reply perhaps not yet written.
+                };
+                let client = async {
+                    for i in 0..N {
+                        req.send(Message::from(format!("{i}"))).await.unwrap();
+                        let r = within::<R, _>(req.recv()).await;
+                        assert_eq!(
+                            r.as_ref().ok(),
+                            Some(&Message::from(format!("{i}"))),
+                            "{ep}: reply {i}"
+                        );
+                    }
+                };
+                futures_util::future::join(server, client).await;
+            }
+        }
         Case::CloseWaitsForALatePeer => {
             let ep = format!("ipc:///tmp/omq-api-{}.sock", unique("linger"));
             let push = new(
@@ -705,7 +740,8 @@ macro_rules! api_suite {
                 a_closed_socket_never_connects_later: NoDialAfterClose,
                 an_address_can_be_bound_again_at_once: RebindAtOnce,
                 stream_sockets_speak_raw_tcp: StreamRawTcp,
-                radio_and_dish_over_udp: RadioDishUdp
+                radio_and_dish_over_udp: RadioDishUdp,
+                a_dropped_rep_still_sends_its_last_reply: LastReplyThenDrop
             );
         }
     };

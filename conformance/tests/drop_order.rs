@@ -294,6 +294,41 @@ fn runtime_dropped_with_sockets_alive<B: Rt>(tag: &str, ms: u64) {
     }
 }
 
+/// A REP answers its last request and is dropped, and its runtime ends right after (through
+/// the backend's `block_on`, which closes what is left open as libzmq's context termination
+/// does): the last reply still reaches the REQ, on another thread and runtime. 200 rounds, each
+/// a runtime of its own, so a reply still being written as the runtime ends is met.
+fn last_reply_survives_the_runtime_end<B: Rt + 'static>() {
+    const ROUNDS: usize = 200;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let server = std::thread::spawn(move || {
+        for _ in 0..ROUNDS {
+            let tx = tx.clone();
+            let mut rt = B::make();
+            rt.run(async move {
+                let rep = Socket::<B>::new(SocketType::Rep, Options::default()).unwrap();
+                let addr = rep.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
+                tx.send(addr).unwrap();
+                let m = within::<B::R, _>(rep.recv()).await.unwrap();
+                rep.send(m).await.unwrap();
+                // `rep` is dropped here, and its runtime ends right after.
+            });
+        }
+    });
+    let mut rt = B::make();
+    rt.run(async {
+        for i in 0..ROUNDS {
+            let addr = rx.recv_timeout(T).unwrap();
+            let req = Socket::<B>::new(SocketType::Req, Options::default()).unwrap();
+            req.connect(&addr).await.unwrap();
+            req.send(Message::from(format!("{i}"))).await.unwrap();
+            let got = within::<B::R, _>(req.recv()).await.unwrap();
+            assert_eq!(got, Message::from(format!("{i}")), "round {i}");
+        }
+    });
+    server.join().unwrap();
+}
+
 macro_rules! drop_order {
     ($($backend:ident: $rt:ty),* $(,)?) => {$(
         mod $backend {
@@ -332,6 +367,19 @@ drop_order!(
     on_monoio: MonoioRt,
     on_glommio: GlommioRt,
 );
+
+/// The backends whose `block_on` ends their runtime (tokio's and compio's runtimes end when
+/// the application drops them, and drop what is still pending: close sockets with
+/// `close().await` there first).
+#[test]
+fn last_reply_survives_the_runtime_end_on_monoio() {
+    last_reply_survives_the_runtime_end::<MonoioRt>();
+}
+
+#[test]
+fn last_reply_survives_the_runtime_end_on_glommio() {
+    last_reply_survives_the_runtime_end::<GlommioRt>();
+}
 
 /// Only names the runtime for [`Left`] in the raw tests.
 struct RawRt<R>(std::marker::PhantomData<R>);

@@ -632,14 +632,17 @@ pub(crate) fn register_keeper(shared: &Arc<Shared>) {
     });
 }
 
-/// Closes every socket still open whose tasks run on this thread, and waits (briefly) until
-/// their listeners have let go of their addresses. Thread-per-core runtimes (glommio, monoio)
-/// never drop the tasks still pending when the runtime itself is dropped: those tasks would
-/// keep the sockets' listeners and connections open for the life of the process, and the
-/// sockets' keepers would never run. Run this on such a runtime just before it ends
-/// (`omq_glommio::block_on` and `omq_monoio::block_on` do). What LINGER still owed cannot be
-/// sent after the runtime ends; it is reported (a `WARN` through `tracing`). tokio and compio
-/// drop their tasks with the runtime, and sockets close by themselves there.
+/// Closes every socket still open whose tasks run on this thread, as libzmq's context
+/// termination does: each first sends what it has queued, for as long as its LINGER allows
+/// (capped at [`crate::socket::DROP_LINGER_CAP`], as for a dropped socket), then lets go of
+/// its connections and listeners. Thread-per-core runtimes (glommio, monoio) never drop the
+/// tasks still pending when the runtime itself is dropped: those tasks would keep the sockets'
+/// listeners and connections open for the life of the process, and the sockets' keepers would
+/// never run. Run this on such a runtime just before it ends (`omq_glommio::block_on` and
+/// `omq_monoio::block_on` do): the runtime still runs meanwhile, so a reply sent just before
+/// its socket was dropped still goes out. What LINGER could not send in time is reported (a
+/// `WARN` through `tracing`). tokio and compio drop their tasks with the runtime, and sockets
+/// close by themselves there.
 pub async fn close_orphans<R: Runtime>() {
     let open: Vec<Arc<Shared>> = KEEPERS.with(|k| {
         k.borrow_mut()
@@ -648,9 +651,23 @@ pub async fn close_orphans<R: Runtime>() {
             .collect()
     });
     for shared in open {
-        let listeners = shared.stop_now();
+        let linger = shared
+            .with(|st| st.core.options().get_linger())
+            .map_or(crate::socket::DROP_LINGER_CAP, |l| {
+                l.min(crate::socket::DROP_LINGER_CAP)
+            });
+        let flushed = close::<R>(&shared, Some(linger)).await;
         shared.lock().keeper = crate::shared::Keeper::Gone;
-        released::<R>(&shared, &listeners).await;
+        #[cfg(feature = "tracing")]
+        if !flushed && !linger.is_zero() {
+            tracing::warn!(
+                ?linger,
+                "omq socket closed as its runtime ended, with messages LINGER could not send in \
+                 time: they are discarded"
+            );
+        }
+        #[cfg(not(feature = "tracing"))]
+        let _ = flushed;
     }
 }
 

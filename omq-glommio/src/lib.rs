@@ -440,8 +440,9 @@ pub fn block_on<F: Future>(f: F) -> io::Result<F::Output> {
 /// Closes every socket still open on this thread's executor; run it last on an executor you
 /// built yourself, before it ends ([`block_on`] does). glommio never drops the tasks still
 /// pending when its executor is dropped, so without this the sockets' listeners and
-/// connections would stay open for the life of the process. What LINGER still owed is
-/// reported through `tracing` (see `omq_driver::close_orphans`).
+/// connections would stay open for the life of the process. Each socket first sends what it
+/// has queued, within its LINGER (capped at 5 s); what it could not is reported through
+/// `tracing` (see `omq_driver::close_orphans`).
 pub async fn close_orphans() {
     omq_driver::close_orphans::<Glommio>().await;
 }

@@ -302,8 +302,9 @@ pub fn block_on<F: Future>(f: F) -> io::Result<F::Output> {
 /// Closes every socket still open on this thread's runtime; run it last on a runtime you
 /// built yourself, before it ends ([`block_on`] does). monoio does not drop the tasks still
 /// pending when it is dropped, so without this the sockets' listeners and connections could
-/// stay open for the life of the process. What LINGER still owed is reported through
-/// `tracing` (see `omq_driver::close_orphans`).
+/// stay open for the life of the process. Each socket first sends what it has queued, within
+/// its LINGER (capped at 5 s); what it could not is reported through `tracing` (see
+/// `omq_driver::close_orphans`).
 pub async fn close_orphans() {
     omq_driver::close_orphans::<Monoio>().await;
 }
