@@ -312,3 +312,70 @@ fn null_asks_only_when_a_zap_domain_is_set() {
         })
     );
 }
+
+/// A driver may take a connection's authentication request and answer it outside the socket
+/// (a ZAP handler that waits must not hold the socket up): the answer given there is the one
+/// that counts, whatever the socket's own authenticator would have said, and a refusal given
+/// there ends the connection.
+#[test]
+fn a_driver_answers_the_authenticator_outside_the_socket() {
+    use bytes::BytesMut;
+    use omq_core::connection::Connection;
+    use omq_core::{Options, Socket};
+    use std::time::Instant;
+
+    for allow in [true, false] {
+        let now = Instant::now();
+        // The socket's own authenticator would refuse everyone.
+        let options = Options::default()
+            .plain_server(true)
+            .authenticator(|_: &AuthRequest| AuthReply::deny("the socket's own answer"));
+        let mut server = Socket::new(SocketType::Pull, options, 1).unwrap();
+        let (pipe, cfg) = server.handle_accepted("tcp://127.0.0.1:1", now);
+        let mut conn = Connection::new(pipe, cfg, now);
+        let mut client = omq_core::Session::new(plain_client(SocketType::Push, "alice", "pw"), now);
+        let (mut to_server, mut to_client) = (BytesMut::new(), BytesMut::new());
+        let mut asked = 0;
+        let mut outcome = Ok(());
+        for _ in 0..20 {
+            while let Some(b) = client.poll_transmit() {
+                to_server.extend_from_slice(&b);
+            }
+            let decoded = conn.handle_bytes(&mut to_server, now);
+            if let Some(request) = conn.take_auth_request() {
+                asked += 1;
+                match &request.credentials {
+                    Credentials::Plain { username, .. } => assert_eq!(&username[..], b"alice"),
+                    other => panic!("{other:?}"),
+                }
+                let reply = if allow {
+                    AuthReply::allow()
+                } else {
+                    AuthReply::deny("refused outside")
+                };
+                conn.handle_auth_reply(reply, now);
+            }
+            outcome = conn.finish_input(&mut server, decoded, now);
+            if outcome.is_err() {
+                break;
+            }
+            conn.pull(&mut server).unwrap();
+            while let Some(b) = conn.poll_transmit() {
+                to_client.extend_from_slice(&b);
+            }
+            let _ = client.handle_input(&mut to_client, now);
+            while client.poll_event().is_some() {}
+        }
+        assert_eq!(asked, 1, "the request was taken once");
+        if allow {
+            assert_eq!(outcome, Ok(()));
+            assert!(client.is_ready(), "admitted by the answer given outside");
+        } else {
+            assert!(
+                matches!(outcome, Err(SessionError::AuthFailed { .. })),
+                "{outcome:?}"
+            );
+            assert!(!client.is_ready());
+        }
+    }
+}
