@@ -255,23 +255,30 @@ impl WriteHalf for Writer {
     }
 }
 
-/// A udp socket (RADIO and DISH over `udp://`).
+/// A udp socket (RADIO and DISH over `udp://`), with the initialised room it reads into
+/// (glommio reads only into `&mut [u8]`): zeroed once, not per datagram.
 #[derive(Debug)]
-pub struct GlommioDatagram(glommio::net::UdpSocket);
+pub struct GlommioDatagram {
+    socket: glommio::net::UdpSocket,
+    room: Box<[u8]>,
+}
+
+/// The largest udp payload, so no datagram is cut short.
+const DATAGRAM_ROOM: usize = 65_536;
 
 impl Datagram for GlommioDatagram {
     async fn send(self, datagram: Bytes) -> (Self, io::Result<usize>) {
-        let r = self.0.send(&datagram).await.map_err(io::Error::from);
+        let r = self.socket.send(&datagram).await.map_err(io::Error::from);
         (self, r)
     }
 
-    async fn recv(self, mut buf: BytesMut) -> (Self, BytesMut, io::Result<usize>) {
-        // glommio receives into initialised bytes: expose the spare room zeroed, keep what
-        // arrived.
-        let len = buf.len();
-        buf.resize(buf.capacity().max(len + 1), 0);
-        let r = self.0.recv_from(&mut buf[len..]).await.map(|(n, _)| n);
-        buf.truncate(len + *r.as_ref().unwrap_or(&0));
+    async fn recv(mut self, mut buf: BytesMut) -> (Self, BytesMut, io::Result<usize>) {
+        let want = buf.capacity().saturating_sub(buf.len()).max(1);
+        let room = &mut self.room[..want.min(DATAGRAM_ROOM)];
+        let r = self.socket.recv_from(room).await.map(|(n, _)| n);
+        if let Ok(n) = r {
+            buf.extend_from_slice(&room[..n]);
+        }
         (self, buf, r.map_err(io::Error::from))
     }
 }
@@ -297,9 +304,10 @@ impl Runtime for Glommio {
     type Datagram = GlommioDatagram;
 
     fn datagram(socket: std::net::UdpSocket) -> io::Result<GlommioDatagram> {
-        Ok(GlommioDatagram(glommio::net::UdpSocket::from(
-            socket2_04::Socket::from(socket),
-        )))
+        Ok(GlommioDatagram {
+            socket: glommio::net::UdpSocket::from(socket2_04::Socket::from(socket)),
+            room: vec![0; DATAGRAM_ROOM].into_boxed_slice(),
+        })
     }
 
     /// Spawns on the current thread's glommio executor and detaches (dropping a glommio
