@@ -116,21 +116,7 @@ async fn udp<R: Runtime>(peer: &AsyncPeer, omq_radio: bool) {
             }
         }
         assert!(arrived, "libzmq's DISH never received a probe");
-        while peer
-            .call(|p| p.recvx(1, Duration::from_millis(50)))
-            .await
-            .is_ok()
-        {}
-        for m in bodies {
-            omq.send(Message::from(m.clone()).with_group("weather"))
-                .await
-                .unwrap();
-            omq.send(Message::from(m.clone()).with_group("news"))
-                .await
-                .unwrap();
-            let got = peer.call(|p| p.recvx(1, T)).await.unwrap();
-            assert_eq!((got.group.as_deref(), got.part), (Some(&b"news"[..]), m));
-        }
+        radio_to_libzmq_dish(&omq, peer, bodies).await;
     } else {
         let omq = Socket::<R>::new(SocketType::Dish, o).unwrap();
         let ep = omq.bind("udp://127.0.0.1:0").await.unwrap().to_string();
@@ -155,6 +141,31 @@ async fn udp<R: Runtime>(peer: &AsyncPeer, omq_radio: bool) {
 }
 
 /// Single parts: text, binary with zero bytes, and a large one.
+/// With libzmq's DISH (socket 1) joined to "news" and reached: its queue drained of probes,
+/// each body is published in "weather" and in "news" by the omq RADIO, and only the "news" one
+/// arrives, in order.
+async fn radio_to_libzmq_dish<R: Runtime>(
+    omq: &Socket<R>,
+    peer: &AsyncPeer,
+    bodies: impl IntoIterator<Item = Vec<u8>>,
+) {
+    while peer
+        .call(|p| p.recvx(1, Duration::from_millis(50)))
+        .await
+        .is_ok()
+    {}
+    for m in bodies {
+        omq.send(Message::from(m.clone()).with_group("weather"))
+            .await
+            .unwrap();
+        omq.send(Message::from(m.clone()).with_group("news"))
+            .await
+            .unwrap();
+        let got = peer.call(|p| p.recvx(1, T)).await.unwrap();
+        assert_eq!((got.group.as_deref(), got.part), (Some(&b"news"[..]), m));
+    }
+}
+
 fn singles() -> Vec<Vec<u8>> {
     vec![
         b"one".to_vec(),
@@ -297,21 +308,7 @@ async fn run<R: Runtime>(peer: &AsyncPeer, case: DraftCase, tr: DraftTransport, 
             }
             let first = first.expect("libzmq's JOIN never arrived");
             assert_eq!(first.group.as_deref(), Some(&b"news"[..]));
-            while peer
-                .call(|p| p.recvx(1, Duration::from_millis(50)))
-                .await
-                .is_ok()
-            {}
-            for m in singles() {
-                omq.send(Message::from(m.clone()).with_group("weather"))
-                    .await
-                    .unwrap();
-                omq.send(Message::from(m.clone()).with_group("news"))
-                    .await
-                    .unwrap();
-                let got = peer.call(|p| p.recvx(1, T)).await.unwrap();
-                assert_eq!((got.group.as_deref(), got.part), (Some(&b"news"[..]), m));
-            }
+            radio_to_libzmq_dish(&omq, peer, singles()).await;
         }
         DraftCase::DishFromRadio => {
             let (omq, _) = link::<R>(peer, S::Dish, "RADIO", tr, binds).await;
