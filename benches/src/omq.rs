@@ -221,6 +221,51 @@ fn copy(payload: &[u8]) -> Message {
     Message::from(Part::copy_from_slice(payload))
 }
 
+/// The receiving side of a throughput cell: `warm` messages, then `ready`, then `n` timed
+/// ones of `size` bytes; `done` once all have arrived. Returns the first and last receive.
+async fn receive_timed<R: Runtime>(
+    pull: &Socket<R>,
+    (warm, n, size): (usize, usize, usize),
+    ready: oneshot::Sender<()>,
+    done: oneshot::Sender<()>,
+) -> (Instant, Instant) {
+    for _ in 0..warm {
+        pull.recv().await.expect("recv");
+    }
+    ready.send(()).expect("ready");
+    let m = pull.recv().await.expect("recv");
+    let first = Instant::now();
+    assert_eq!(m.byte_len(), size);
+    for _ in 1..n {
+        black_box(pull.recv().await.expect("recv"));
+    }
+    let last = Instant::now();
+    let _ = done.send(());
+    (first, last)
+}
+
+/// The sending side of a throughput cell: `warm` messages, then, once the receiver is
+/// `ready`, `n` timed ones; then waits until all arrived (keeping this side's runtime, and so
+/// its connection task, alive). Returns the first send.
+async fn send_timed<R: Runtime>(
+    push: &Socket<R>,
+    (warm, n, size): (usize, usize, usize),
+    ready: oneshot::Receiver<()>,
+    done: oneshot::Receiver<()>,
+) -> Instant {
+    let payload = common::payload(size);
+    for _ in 0..warm {
+        push.send(copy(&payload)).await.expect("send");
+    }
+    ready.await.expect("ready");
+    let t0 = Instant::now();
+    for _ in 0..n {
+        push.send(copy(&payload)).await.expect("send");
+    }
+    done.await.expect("done");
+    t0
+}
+
 fn sleep<R: Runtime>(d: Duration) -> impl Future<Output = ()> {
     R::sleep_until(R::now() + d)
 }
@@ -256,37 +301,14 @@ fn push_pull<B: Backend>(cell: &Cell) -> Samples {
         let pull = socket::<B::R>(SocketType::Pull, server_opts);
         let ep = pull.bind(&bind).await.expect("bind");
         ep_tx.send(ep.to_string()).expect("endpoint");
-        for _ in 0..warm {
-            pull.recv().await.expect("recv");
-        }
-        ready_tx.send(()).expect("ready");
-        let m = pull.recv().await.expect("recv");
-        let first = Instant::now();
-        assert_eq!(m.byte_len(), size);
-        for _ in 1..n {
-            black_box(pull.recv().await.expect("recv"));
-        }
-        let last = Instant::now();
-        let _ = done_tx.send(());
-        (first, last)
+        receive_timed(&pull, (warm, n, size), ready_tx, done_tx).await
     };
     let sender = move || async move {
         let push = socket::<B::R>(SocketType::Push, client_opts);
         push.connect(&ep_rx.await.expect("endpoint"))
             .await
             .expect("connect");
-        let payload = common::payload(size);
-        for _ in 0..warm {
-            push.send(copy(&payload)).await.expect("send");
-        }
-        ready_rx.await.expect("ready");
-        let t0 = Instant::now();
-        for _ in 0..n {
-            push.send(copy(&payload)).await.expect("send");
-        }
-        // Keep this side's runtime (and so its connection task) alive until all arrived.
-        done_rx.await.expect("done");
-        t0
+        send_timed(&push, (warm, n, size), ready_rx, done_rx).await
     };
     let ((first_recv, last_recv), first_send) = B::pair(receiver, sender);
     ThrTimes {
@@ -314,36 +336,14 @@ fn push_pull_tasks(cell: &Cell) -> Samples {
         let pull = omq_tokio::Socket::new(SocketType::Pull, server_opts).expect("socket");
         let ep = pull.bind(&bind).await.expect("bind");
         ep_tx.send(ep.to_string()).expect("endpoint");
-        for _ in 0..warm {
-            pull.recv().await.expect("recv");
-        }
-        ready_tx.send(()).expect("ready");
-        let m = pull.recv().await.expect("recv");
-        let first = Instant::now();
-        assert_eq!(m.byte_len(), size);
-        for _ in 1..n {
-            black_box(pull.recv().await.expect("recv"));
-        }
-        let last = Instant::now();
-        let _ = done_tx.send(());
-        (first, last)
+        receive_timed(&pull, (warm, n, size), ready_tx, done_tx).await
     });
     let sender = rt.spawn(async move {
         let push = omq_tokio::Socket::new(SocketType::Push, client_opts).expect("socket");
         push.connect(&ep_rx.await.expect("endpoint"))
             .await
             .expect("connect");
-        let payload = common::payload(size);
-        for _ in 0..warm {
-            push.send(copy(&payload)).await.expect("send");
-        }
-        ready_rx.await.expect("ready");
-        let t0 = Instant::now();
-        for _ in 0..n {
-            push.send(copy(&payload)).await.expect("send");
-        }
-        done_rx.await.expect("done");
-        t0
+        send_timed(&push, (warm, n, size), ready_rx, done_rx).await
     });
     let ((first_recv, last_recv), first_send) = rt.block_on(async {
         (
@@ -525,38 +525,16 @@ fn proxy_thr<B: Backend>(cell: &Cell) -> Samples {
         pull.connect(&back_rx.await.expect("endpoint"))
             .await
             .expect("connect");
-        for _ in 0..warm {
-            pull.recv().await.expect("recv");
-        }
-        ready_tx.send(()).expect("ready");
-        let m = pull.recv().await.expect("recv");
-        let first = Instant::now();
-        assert_eq!(m.byte_len(), size);
-        for _ in 1..n {
-            black_box(pull.recv().await.expect("recv"));
-        }
-        let last = Instant::now();
-        let _ = done_tx.send(());
+        let times = receive_timed(&pull, (warm, n, size), ready_tx, done_tx).await;
         let _ = stop_tx.send(());
-        (first, last)
+        times
     };
     let producer = move || async move {
         let push = socket::<B::R>(SocketType::Push, Options::default());
         push.connect(&front_rx.await.expect("endpoint"))
             .await
             .expect("connect");
-        let payload = common::payload(size);
-        for _ in 0..warm {
-            push.send(copy(&payload)).await.expect("send");
-        }
-        ready_rx.await.expect("ready");
-        let t0 = Instant::now();
-        for _ in 0..n {
-            push.send(copy(&payload)).await.expect("send");
-        }
-        // Keep this side's runtime (and so its connection task) alive until all arrived.
-        done_rx.await.expect("done");
-        t0
+        send_timed(&push, (warm, n, size), ready_rx, done_rx).await
     };
     let (first_send, stats, (first_recv, last_recv)) = B::trio(producer, proxy, consumer);
     // Every message went through the proxy, once.
