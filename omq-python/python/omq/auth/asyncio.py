@@ -24,7 +24,7 @@ class AsyncioAuthenticator(Authenticator):
         self.zap_socket = self.context.socket(C.REP, socket_class=AsyncSocket)
         self.zap_socket.linger = 1
         self.zap_socket.bind(ZAP_ENDPOINT)
-        loop = self.loop or asyncio.get_event_loop()
+        loop = self.loop or asyncio.get_running_loop()
         self._task = loop.create_task(self._serve())
 
     async def _serve(self):

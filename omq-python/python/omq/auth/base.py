@@ -46,11 +46,12 @@ class Authenticator:
         self.context = context if context is not None else Context.instance()
         self.encoding = encoding
         self.log = log or logging.getLogger("zmq.auth")
-        self.allow_any = False
-        self.credentials_providers = {}
         self.zap_socket = None
+        #: domain -> {username: password}
         self.passwords = {}
-        self.certs = {}
+        #: domain -> CURVE_ALLOW_ANY, a dict of accepted Z85 public keys, or a credentials
+        #: provider (an object with `callback(domain, key)`): the last configured wins.
+        self.curve = {}
         self._allowed = set()
         self._denied = set()
         self._loop = None
@@ -105,28 +106,22 @@ class Authenticator:
         (`*.key` files), or `CURVE_ALLOW_ANY` for any key (the handshake itself still needs
         the server's key)."""
         if location == CURVE_ALLOW_ANY:
-            self.allow_any = True
+            self.curve[domain] = CURVE_ALLOW_ANY
         else:
-            self.allow_any = False
             try:
-                self.certs[domain] = load_certificates(location)
-            except Exception as e:
+                self.curve[domain] = load_certificates(location)
+            except OSError as e:
                 self.log.error("could not load certificates from %r: %s", location, e)
-                self.certs[domain] = {}
+                self.curve[domain] = {}
         self.log.debug("CURVE configured for domain %r", domain)
 
     def configure_curve_callback(self, domain="*", credentials_provider=None):
         """CURVE: `credentials_provider.callback(domain, client_key)` decides (the key in
-        Z85; it may be a coroutine function). Replaces the key lists."""
-        self.allow_any = False
+        Z85; it may be a coroutine function). Replaces the domain's key list."""
         if credentials_provider is None:
-            self.credentials_providers.pop(domain, None)
+            self.curve.pop(domain, None)
         else:
-            self.credentials_providers[domain] = credentials_provider
-
-    def configure_gssapi(self, domain="*", location=None):
-        """GSSAPI is a mechanism omq does not have; kept for pyzmq's API, it has no effect."""
-        self.log.debug("GSSAPI is not supported by omq; ignored for domain %r", domain)
+            self.curve[domain] = credentials_provider
 
     def curve_user_id(self, client_public_key):
         """The User-Id a CURVE peer gets: its public key in Z85 (replace to map keys to
@@ -142,15 +137,11 @@ class Authenticator:
         return table.get("*")
 
     def _check_address(self, address):
-        """Raises _Refused for an address outside the allow list or in the deny list; True when
-        it was explicitly allowed."""
-        if self._allowed:
-            if address not in self._allowed:
-                raise _Refused(b"400", b"Address not allowed")
-            return True
+        """Raises _Refused for an address outside the allow list or in the deny list."""
+        if self._allowed and address not in self._allowed:
+            raise _Refused(b"400", b"Address not allowed")
         if address in self._denied:
             raise _Refused(b"400", b"Address denied")
-        return False
 
     def _check_plain(self, domain, username, password):
         passwords = self._for_domain(self.passwords, domain)
@@ -162,20 +153,20 @@ class Authenticator:
 
     async def _check_curve(self, domain, key):
         key_z85 = z85.encode(key)
-        if self.allow_any:
-            return self.curve_user_id(key)
-        provider = self._for_domain(self.credentials_providers, domain)
-        if provider is not None:
-            verdict = provider.callback(domain, key_z85)
-            if inspect.isawaitable(verdict):
-                verdict = await verdict
-            if verdict:
-                return self.curve_user_id(key)
+        rule = self._for_domain(self.curve, domain)
+        if rule is None:
+            raise _Refused(b"400", b"CURVE not configured")
+        if rule == CURVE_ALLOW_ANY:
+            ok = True
+        elif isinstance(rule, dict):
+            ok = key_z85 in rule
+        else:
+            ok = rule.callback(domain, key_z85)
+            if inspect.isawaitable(ok):
+                ok = await ok
+        if not ok:
             raise _Refused(b"400", b"Unknown key")
-        keys = self._for_domain(self.certs, domain)
-        if keys and key_z85 in keys:
-            return self.curve_user_id(key)
-        raise _Refused(b"400", b"Unknown key")
+        return self.curve_user_id(key)
 
     async def authenticate(self, domain, address, identity, mechanism, credentials):
         """The decision for one request: (status code, status text, user id), all bytes."""
