@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Python binding beside pyzmq and pyomq: omq-python/bench/bench.py (PUSH/PULL 64 B, 1 KiB,
-# 16 KiB over tcp and inproc; REQ/REP p50 over tcp), each library RUNS times (default 3),
-# medians printed as a table. Needs the wheel installed (scripts/test-python.sh) and pyomq's venv
+# 16 KiB over tcp and inproc; REQ/REP p50 over tcp; zmq.proxy() forwarding 128 B over tcp), each
+# library RUNS times (default 3), medians printed as a table. Needs the wheel installed (scripts/test-python.sh) and pyomq's venv
 # (scripts/install-deps.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -575,3 +575,39 @@ fn a_connection_takes_from_its_pipe_only_what_the_transmit_bound_allows() {
         assert_eq!(&f[9..13], &(i as u32).to_be_bytes());
     }
 }
+
+#[test]
+fn can_recv_says_exactly_whether_recv_would_succeed() {
+    // For every type that receives plain messages from one peer: nothing queued, nothing to
+    // receive; one message in, one to receive; taken, nothing again.
+    use SocketType as T;
+    for (t, peer_type, id) in [
+        (T::Pair, T::Pair, None),
+        (T::Pull, T::Push, None),
+        (T::Dealer, T::Router, None),
+        (T::Router, T::Dealer, Some(&b"peer"[..])),
+        (T::Sub, T::Pub, None),
+        (T::XSub, T::XPub, None),
+        (T::Server, T::Client, None),
+        (T::Client, T::Server, None),
+        (T::Gather, T::Scatter, None),
+        (T::Channel, T::Channel, None),
+    ] {
+        let mut s = Socket::new(t, Options::default(), 1).unwrap();
+        if t == T::Sub {
+            s.subscribe(b"").unwrap();
+        }
+        let pipe = accepted(&mut s, peer_type, id);
+        if t == T::XSub {
+            // An XSUB filters as a SUB does: subscribe to everything, as a message.
+            s.send(Message::from(&b"\x01"[..])).unwrap();
+        }
+        assert!(!s.can_recv(), "{t:?}: nothing has arrived");
+        assert!(s.recv().is_err(), "{t:?}");
+        s.handle_message(pipe, Message::from("one")).unwrap();
+        assert!(s.can_recv(), "{t:?}: a message is waiting");
+        assert!(s.can_recv(), "{t:?}: asking twice changes nothing");
+        s.recv().unwrap();
+        assert!(!s.can_recv(), "{t:?}: the message was taken");
+    }
+}

@@ -1,4 +1,5 @@
-"""PUSH/PULL throughput and REQ/REP latency of a pyzmq-API library, one JSON line per cell.
+"""PUSH/PULL throughput, REQ/REP latency and proxy forwarding of a pyzmq-API library, one JSON
+line per cell.
 
     python bench.py omq|zmq|pyomq
 
@@ -8,6 +9,7 @@ same treatment.
 
 import importlib
 import json
+import os
 import sys
 import threading
 import time
@@ -81,6 +83,44 @@ def reqrep(ctx, n=5000):
     return lat[len(lat) // 2] * 1e6
 
 
+def proxied(size=128, n=100_000):
+    """PUSH -> [PULL | zmq.proxy | PUSH] -> PULL over tcp, the proxy in a thread of its own:
+    messages per second at the last PULL. The proxy thread is left running (it is a daemon, and
+    the process ends right after this cell), so no library's shutdown path is measured."""
+    ctx = zmq.Context()
+    front, back = ctx.socket(zmq.PULL), ctx.socket(zmq.PUSH)
+    for s in (front, back):
+        s.setsockopt(zmq.SNDHWM, 100_000)
+        s.setsockopt(zmq.RCVHWM, 100_000)
+    port_in = front.bind_to_random_port("tcp://127.0.0.1")
+    port_out = back.bind_to_random_port("tcp://127.0.0.1")
+    threading.Thread(target=zmq.proxy, args=(front, back), daemon=True).start()
+    push, pull = ctx.socket(zmq.PUSH), ctx.socket(zmq.PULL)
+    for s in (push, pull):
+        s.setsockopt(zmq.SNDHWM, 100_000)
+        s.setsockopt(zmq.RCVHWM, 100_000)
+    push.connect("tcp://127.0.0.1:%d" % port_in)
+    pull.connect("tcp://127.0.0.1:%d" % port_out)
+    payload = b"x" * size
+    push.send(payload)
+    pull.recv()  # the path is up
+
+    def sender():
+        send = push.send
+        for _ in range(n):
+            send(payload)
+
+    t = threading.Thread(target=sender)
+    start = time.perf_counter()
+    t.start()
+    recv = pull.recv
+    for _ in range(n):
+        recv()
+    elapsed = time.perf_counter() - start
+    t.join()
+    return n / elapsed
+
+
 ctx = zmq.Context()
 for transport in ("tcp", "inproc"):
     for size, n in SIZES.items():
@@ -89,3 +129,8 @@ for transport in ("tcp", "inproc"):
         sys.stdout.flush()
 print(json.dumps({"lib": lib, "cell": "reqrep tcp 64B p50", "us": reqrep(ctx)}))
 ctx.term()
+if hasattr(zmq, "proxy"):
+    print(json.dumps({"lib": lib, "cell": "proxy tcp 128B", "msgs_per_s": proxied()}))
+sys.stdout.flush()
+# The proxy thread still runs: end here rather than in any library's shutdown.
+os._exit(0)
