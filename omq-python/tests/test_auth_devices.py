@@ -260,6 +260,57 @@ def test_thread_proxy_device_with_pyzmq_peers(zctx):
     assert dev.done
 
 
+def test_certificates_round_trip(tmp_path):
+    """create_certificates writes ZPL that load_certificate reads back (a key may hold '#' or
+    '=', both Z85 digits); load_certificates takes the public `.key` files only."""
+    pub_file, sec_file = omq.auth.create_certificates(
+        str(tmp_path), "alice", metadata={"name": "Alice", "email": b"a@example.org"})
+    assert (pub_file, sec_file) == (str(tmp_path / "alice.key"), str(tmp_path / "alice.key_secret"))
+    public, secret = omq.auth.load_certificate(sec_file)
+    assert omq.curve_public(secret) == public and len(public) == 40
+    assert omq.auth.load_certificate(pub_file) == (public, None)
+    assert 'name = "Alice"' in open(pub_file).read() and "secret" not in open(pub_file).read()
+    assert os.stat(sec_file).st_mode & 0o077 == 0
+
+    odd_public, odd_secret = b"#" * 5 + public[5:], b"=" * 5 + secret[5:]
+    (tmp_path / "odd.key_secret").write_text(
+        '#   a comment\ncurve\n    public-key = "%s"\n    secret-key = "%s"\n'
+        % (odd_public.decode(), odd_secret.decode()))
+    assert omq.auth.load_certificate(str(tmp_path / "odd.key_secret")) == (odd_public, odd_secret)
+    (tmp_path / "notes.key").write_text("metadata\n    name = \"no key here\"\n")
+    with pytest.raises(ValueError):
+        omq.auth.load_certificate(str(tmp_path / "notes.key"))
+    assert omq.auth.load_certificates(str(tmp_path)) == {public: True}
+
+
+def test_process_proxy_device():
+    """ProcessProxy: the child process makes its own context and sockets on the ports the
+    parent reserved (in a subprocess, so the fork does not copy pytest's threads)."""
+    code = textwrap.dedent(
+        """
+        import omq, omq.devices
+        dev = omq.devices.ProcessProxy(omq.PULL, omq.PUSH, omq.PUSH)
+        iface = "tcp://127.0.0.1"
+        ports = [dev.bind_in_to_random_port(iface), dev.bind_out_to_random_port(iface),
+                 dev.bind_mon_to_random_port(iface)]
+        dev.start()
+        ctx = omq.Context()
+        push, pull, mon = ctx.socket(omq.PUSH), ctx.socket(omq.PULL), ctx.socket(omq.PULL)
+        for s, port in zip((push, pull, mon), ports):
+            s.linger = 0
+            s.rcvtimeo = 10000
+            s.connect("%s:%d" % (iface, port))
+        push.send(b"via a process")
+        print(pull.recv().decode(), mon.recv().decode(), sep="|")
+        dev.launcher.terminate()
+        dev.join(10)
+        ctx.destroy(linger=0)
+        """
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert r.stdout.strip() == b"via a process|via a process", r.stderr.decode()
+
+
 def test_exit_with_a_daemon_thread_blocked_in_recv():
     """Python's exit with a daemon thread blocked in omq ends cleanly (the thread stays
     parked), not with an abort from a forced unwind through Rust frames."""

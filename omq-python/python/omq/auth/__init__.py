@@ -1,17 +1,22 @@
-"""Utilities for ZAP authentication.
+"""ZAP handlers (RFC 27) for omq servers: pyzmq's `zmq.auth` API, written for omq.
 
-# omq: pyzmq 27.1.0's zmq.auth, unchanged but for its imports (omq for zmq); pyzmq's license is
-# LICENSE-pyzmq.md beside this file. It runs on omq's public API: ZAP handlers work because
-# every omq socket asks the handler bound at inproc://zeromq.zap.01, as libzmq's do.
+A server socket with PLAIN or CURVE security (or NULL with a ZAP_DOMAIN) asks whoever is bound
+at `inproc://zeromq.zap.01` whether a peer may connect. The authenticators here are such a
+handler, with a policy: allow or deny by IP address, PLAIN passwords per domain, CURVE public
+keys per domain (a certificate directory, any key, or a callback).
 
-To run authentication in a background thread, see :mod:`zmq.auth.thread`.
-For integration with the asyncio event loop, see :mod:`zmq.auth.asyncio`.
-
-Authentication examples are provided in the pyzmq codebase, under
-`/examples/security/`.
-
-.. versionadded:: 14.1
+    auth = omq.auth.thread.ThreadAuthenticator(ctx)
+    auth.start()
+    auth.configure_plain(domain="*", passwords={"admin": "secret"})
 """
 
-from .base import *
-from .certs import *
+from .base import CURVE_ALLOW_ANY, Authenticator
+from .certs import create_certificates, load_certificate, load_certificates
+
+__all__ = [
+    "Authenticator",
+    "CURVE_ALLOW_ANY",
+    "create_certificates",
+    "load_certificate",
+    "load_certificates",
+]

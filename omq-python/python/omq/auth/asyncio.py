@@ -1,66 +1,46 @@
-"""ZAP Authenticator integrated with the asyncio IO loop.
-
-.. versionadded:: 15.2
-"""
-
-# Copyright (C) PyZMQ Developers
-# Distributed under the terms of the Modified BSD License.
+"""`AsyncioAuthenticator`: the ZAP policy served by a task on the running asyncio loop."""
 
 import asyncio
-import warnings
-from typing import Any, Optional
 
-import omq as zmq
-from omq.asyncio import Poller
+from .. import constants as C
+from ..asyncio import Socket as AsyncSocket
+from ..error import ZMQError
+from .base import ZAP_ENDPOINT, Authenticator
 
-from .base import Authenticator
+__all__ = ["AsyncioAuthenticator"]
 
 
 class AsyncioAuthenticator(Authenticator):
-    """ZAP authentication for use in the asyncio IO loop"""
+    """Answers ZAP requests from a task, so a CURVE callback may await. `start()` needs a
+    running loop (or the one given)."""
 
-    __poller: Optional[Poller]
-    __task: Any
-
-    def __init__(
-        self,
-        context: Optional["zmq.Context"] = None,
-        loop: Any = None,
-        encoding: str = 'utf-8',
-        log: Any = None,
-    ):
+    def __init__(self, context=None, loop=None, encoding="utf-8", log=None):
         super().__init__(context, encoding, log)
-        if loop is not None:
-            warnings.warn(
-                f"{self.__class__.__name__}(loop) is deprecated and ignored",
-                DeprecationWarning,
-                stacklevel=2,
-            )
-        self.__poller = None
-        self.__task = None
+        self.loop = loop
+        self._task = None
 
-    async def __handle_zap(self) -> None:
-        while self.__poller is not None:
-            events = await self.__poller.poll()
-            if self.zap_socket in dict(events):
-                msg = self.zap_socket.recv_multipart()
-                await self.handle_zap_message(msg)
+    def start(self):
+        """Binds the ZAP socket and starts the task."""
+        self.zap_socket = self.context.socket(C.REP, socket_class=AsyncSocket)
+        self.zap_socket.linger = 1
+        self.zap_socket.bind(ZAP_ENDPOINT)
+        loop = self.loop or asyncio.get_running_loop()
+        self._task = loop.create_task(self._serve())
 
-    def start(self) -> None:
-        """Start ZAP authentication"""
-        super().start()
-        self.__poller = Poller()
-        self.__poller.register(self.zap_socket, zmq.POLLIN)
-        self.__task = asyncio.ensure_future(self.__handle_zap())
+    async def _serve(self):
+        try:
+            while True:
+                msg = await self.zap_socket.recv_multipart()
+                await self.zap_socket.send_multipart(await self.reply_frames(msg))
+        except asyncio.CancelledError:
+            pass
+        except ZMQError as e:
+            if e.errno not in (C.ETERM, C.ENOTSOCK):
+                self.log.error("ZAP handler task stopped: %s", e)
 
-    def stop(self) -> None:
-        """Stop ZAP authentication"""
-        if self.__task:
-            self.__task.cancel()
-        if self.__poller:
-            self.__poller.unregister(self.zap_socket)
-            self.__poller = None
+    def stop(self):
+        """Cancels the task and unbinds ZAP."""
+        if self._task is not None:
+            self._task.cancel()
+            self._task = None
         super().stop()
-
-
-__all__ = ["AsyncioAuthenticator"]

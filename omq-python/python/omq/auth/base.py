@@ -1,445 +1,217 @@
-"""Base implementation of 0MQ authentication."""
+"""The ZAP policy (RFC 27): who may connect, decided per request.
 
-# Copyright (C) PyZMQ Developers
-# Distributed under the terms of the Modified BSD License.
+`Authenticator` holds the policy and turns one ZAP request into its reply; the thread and
+asyncio authenticators (`omq.auth.thread`, `omq.auth.asyncio`) serve requests with it from a
+socket bound at ZAP's endpoint. Used alone, `start()` binds that socket and the application
+answers requests itself with `handle_zap_message`.
+"""
 
+import asyncio
+import inspect
 import logging
-import os
-from typing import Any, Awaitable, Dict, List, Optional, Set, Tuple, Union
 
-import omq as zmq
-from omq.error import _check_version
-from omq.utils import z85
-
+from .. import constants as C
+from ..sugar import Context, Socket
+from ..utils import z85
 from .certs import load_certificates
 
-CURVE_ALLOW_ANY = '*'
-VERSION = b'1.0'
+__all__ = ["Authenticator", "CURVE_ALLOW_ANY", "ZAP_ENDPOINT", "VERSION"]
+
+#: `configure_curve(location=CURVE_ALLOW_ANY)`: any client key, as long as the handshake works.
+CURVE_ALLOW_ANY = "*"
+#: Where a ZAP handler binds (RFC 27); in omq one handler serves the whole process.
+ZAP_ENDPOINT = "inproc://zeromq.zap.01"
+#: The ZAP version, first frame of every request and reply.
+VERSION = b"1.0"
+
+
+class _Refused(Exception):
+    """A request denied: status code and text for the reply."""
+
+    def __init__(self, code, text):
+        super().__init__(text)
+        self.code = code
+        self.text = text
 
 
 class Authenticator:
-    """Implementation of ZAP authentication for zmq connections.
+    """A ZAP handler's policy, with pyzmq's API.
 
-    This authenticator class does not register with an event loop. As a result,
-    you will need to manually call `handle_zap_message`::
-
-        auth = zmq.Authenticator()
-        auth.allow("127.0.0.1")
-        auth.start()
-        while True:
-            await auth.handle_zap_msg(auth.zap_socket.recv_multipart())
-
-    Alternatively, you can register `auth.zap_socket` with a poller.
-
-    Since many users will want to run ZAP in a way that does not block the
-    main thread, other authentication classes (such as :mod:`zmq.auth.thread`)
-    are provided.
-
-    Note:
-
-    - libzmq provides four levels of security: default NULL (which the Authenticator does
-      not see), and authenticated NULL, PLAIN, CURVE, and GSSAPI, which the Authenticator can see.
-    - until you add policies, all incoming NULL connections are allowed.
-      (classic ZeroMQ behavior), and all PLAIN and CURVE connections are denied.
-    - GSSAPI requires no configuration.
+    With no policy, NULL peers get in and PLAIN and CURVE peers do not (nothing to check their
+    credentials against). `allow` and `deny` filter by IP address for every mechanism, and are
+    exclusive: an allow list refuses everyone else, a deny list admits everyone else.
     """
 
-    context: "zmq.Context"
-    encoding: str
-    allow_any: bool
-    credentials_providers: Dict[str, Any]
-    zap_socket: "zmq.Socket"
-    _allowed: Set[str]
-    _denied: Set[str]
-    passwords: Dict[str, Dict[str, str]]
-    certs: Dict[str, Dict[bytes, Any]]
-    log: Any
-
-    def __init__(
-        self,
-        context: Optional["zmq.Context"] = None,
-        encoding: str = 'utf-8',
-        log: Any = None,
-    ):
-        _check_version((4, 0), "security")
-        self.context = context or zmq.Context.instance()
+    def __init__(self, context=None, encoding="utf-8", log=None):
+        self.context = context if context is not None else Context.instance()
         self.encoding = encoding
-        self.allow_any = False
-        self.credentials_providers = {}
-        self.zap_socket = None  # type: ignore
+        self.log = log or logging.getLogger("zmq.auth")
+        self.zap_socket = None
+        #: domain -> {username: password}
+        self.passwords = {}
+        #: domain -> CURVE_ALLOW_ANY, a dict of accepted Z85 public keys, or a credentials
+        #: provider (an object with `callback(domain, key)`): the last configured wins.
+        self.curve = {}
         self._allowed = set()
         self._denied = set()
-        # passwords is a dict keyed by domain and contains values
-        # of dicts with username:password pairs.
-        self.passwords = {}
-        # certs is dict keyed by domain and contains values
-        # of dicts keyed by the public keys from the specified location.
-        self.certs = {}
-        self.log = log or logging.getLogger('zmq.auth')
+        self._loop = None
 
-    def start(self) -> None:
-        """Create and bind the ZAP socket"""
-        self.zap_socket = self.context.socket(zmq.REP, socket_class=zmq.Socket)
+    # --- lifecycle ---
+
+    def start(self):
+        """Binds the ZAP socket (a blocking REP socket, whatever the context's socket class)."""
+        self.zap_socket = self.context.socket(C.REP, socket_class=Socket)
         self.zap_socket.linger = 1
-        self.zap_socket.bind("inproc://zeromq.zap.01")
-        self.log.debug("Starting")
+        self.zap_socket.bind(ZAP_ENDPOINT)
+        self.log.debug("ZAP handler bound at %s", ZAP_ENDPOINT)
 
-    def stop(self) -> None:
-        """Close the ZAP socket"""
-        if self.zap_socket:
+    def stop(self):
+        """Closes the ZAP socket: from then on servers let every peer in, as without ZAP."""
+        if self.zap_socket is not None:
             self.zap_socket.close()
-        self.zap_socket = None  # type: ignore
+        self.zap_socket = None
+        if self._loop is not None:
+            self._loop.close()
+            self._loop = None
 
-    def allow(self, *addresses: str) -> None:
-        """Allow IP address(es).
+    # --- policy ---
 
-        Connections from addresses not explicitly allowed will be rejected.
-
-        - For NULL, all clients from this address will be accepted.
-        - For real auth setups, they will be allowed to continue with authentication.
-
-        allow is mutually exclusive with deny.
-        """
+    def allow(self, *addresses):
+        """Admits only these IP addresses (for NULL: outright; for PLAIN and CURVE: on to the
+        credentials check). Cannot be mixed with `deny`."""
         if self._denied:
-            raise ValueError("Only use allow or deny, not both")
-        self.log.debug("Allowing %s", ','.join(addresses))
+            raise ValueError("allow and deny are exclusive: addresses were denied already")
+        self.log.debug("allowing %s", ", ".join(addresses))
         self._allowed.update(addresses)
 
-    def deny(self, *addresses: str) -> None:
-        """Deny IP address(es).
-
-        Addresses not explicitly denied will be allowed to continue with authentication.
-
-        deny is mutually exclusive with allow.
-        """
+    def deny(self, *addresses):
+        """Refuses these IP addresses, whatever their credentials. Cannot be mixed with
+        `allow`."""
         if self._allowed:
-            raise ValueError("Only use a allow or deny, not both")
-        self.log.debug("Denying %s", ','.join(addresses))
+            raise ValueError("allow and deny are exclusive: addresses were allowed already")
+        self.log.debug("denying %s", ", ".join(addresses))
         self._denied.update(addresses)
 
-    def configure_plain(
-        self, domain: str = '*', passwords: Optional[Dict[str, str]] = None
-    ) -> None:
-        """Configure PLAIN authentication for a given domain.
-
-        PLAIN authentication uses a plain-text password file.
-        To cover all domains, use "*".
-        You can modify the password file at any time; it is reloaded automatically.
-        """
+    def configure_plain(self, domain="*", passwords=None):
+        """PLAIN: the username -> password dict for `domain` ('*': every domain without its
+        own). Without one, PLAIN peers of the domain are refused."""
         if passwords:
-            self.passwords[domain] = passwords
-        self.log.debug("Configure plain: %s", domain)
+            self.passwords[domain] = dict(passwords)
+        else:
+            self.passwords.pop(domain, None)
+        self.log.debug("PLAIN configured for domain %r", domain)
 
-    def configure_curve(
-        self, domain: str = '*', location: Union[str, os.PathLike] = "."
-    ) -> None:
-        """Configure CURVE authentication for a given domain.
-
-        CURVE authentication uses a directory that holds all public client certificates,
-        i.e. their public keys.
-
-        To cover all domains, use "*".
-
-        You can add and remove certificates in that directory at any time. configure_curve must be called
-        every time certificates are added or removed, in order to update the Authenticator's state
-
-        To allow all client keys without checking, specify CURVE_ALLOW_ANY for the location.
-        """
-        # If location is CURVE_ALLOW_ANY then allow all clients. Otherwise
-        # treat location as a directory that holds the certificates.
-        self.log.debug("Configure curve: %s[%s]", domain, location)
+    def configure_curve(self, domain="*", location=""):
+        """CURVE: the client keys `domain` accepts, from a directory of public certificates
+        (`*.key` files), or `CURVE_ALLOW_ANY` for any key (the handshake itself still needs
+        the server's key)."""
         if location == CURVE_ALLOW_ANY:
-            self.allow_any = True
+            self.curve[domain] = CURVE_ALLOW_ANY
         else:
-            self.allow_any = False
             try:
-                self.certs[domain] = load_certificates(location)
-            except Exception as e:
-                self.log.error("Failed to load CURVE certs from %s: %s", location, e)
+                self.curve[domain] = load_certificates(location)
+            except OSError as e:
+                self.log.error("could not load certificates from %r: %s", location, e)
+                self.curve[domain] = {}
+        self.log.debug("CURVE configured for domain %r", domain)
 
-    def configure_curve_callback(
-        self, domain: str = '*', credentials_provider: Any = None
-    ) -> None:
-        """Configure CURVE authentication for a given domain.
-
-        CURVE authentication using a callback function validating
-        the client public key according to a custom mechanism, e.g. checking the
-        key against records in a db. credentials_provider is an object of a class which
-        implements a callback method accepting two parameters (domain and key), e.g.::
-
-            class CredentialsProvider(object):
-
-                def __init__(self):
-                    ...e.g. db connection
-
-                def callback(self, domain, key):
-                    valid = ...lookup key and/or domain in db
-                    if valid:
-                        logging.info('Authorizing: {0}, {1}'.format(domain, key))
-                        return True
-                    else:
-                        logging.warning('NOT Authorizing: {0}, {1}'.format(domain, key))
-                        return False
-
-        To cover all domains, use "*".
-        """
-
-        self.allow_any = False
-
-        if credentials_provider is not None:
-            self.credentials_providers[domain] = credentials_provider
+    def configure_curve_callback(self, domain="*", credentials_provider=None):
+        """CURVE: `credentials_provider.callback(domain, client_key)` decides (the key in
+        Z85; it may be a coroutine function). Replaces the domain's key list."""
+        if credentials_provider is None:
+            self.curve.pop(domain, None)
         else:
-            self.log.error("None credentials_provider provided for domain:%s", domain)
+            self.curve[domain] = credentials_provider
 
-    def curve_user_id(self, client_public_key: bytes) -> str:
-        """Return the User-Id corresponding to a CURVE client's public key
+    def curve_user_id(self, client_public_key):
+        """The User-Id a CURVE peer gets: its public key in Z85 (replace to map keys to
+        names)."""
+        return z85.encode(client_public_key).decode("ascii")
 
-        Default implementation uses the z85-encoding of the public key.
+    # --- requests ---
 
-        Override to define a custom mapping of public key : user-id
+    def _for_domain(self, table, domain):
+        """A domain's own entry, else the '*' one (an empty domain is '*')."""
+        if domain in table:
+            return table[domain]
+        return table.get("*")
 
-        This is only called on successful authentication.
+    def _check_address(self, address):
+        """Raises _Refused for an address outside the allow list or in the deny list."""
+        if self._allowed and address not in self._allowed:
+            raise _Refused(b"400", b"Address not allowed")
+        if address in self._denied:
+            raise _Refused(b"400", b"Address denied")
 
-        Parameters
-        ----------
-        client_public_key: bytes
-            The client public key used for the given message
+    def _check_plain(self, domain, username, password):
+        passwords = self._for_domain(self.passwords, domain)
+        if not passwords:
+            raise _Refused(b"400", b"No passwords defined")
+        if passwords.get(username) != password:
+            raise _Refused(b"400", b"Invalid username or password")
+        return username
 
-        Returns
-        -------
-        user_id: unicode
-            The user ID as text
-        """
-        return z85.encode(client_public_key).decode('ascii')
+    async def _check_curve(self, domain, key):
+        key_z85 = z85.encode(key)
+        rule = self._for_domain(self.curve, domain)
+        if rule is None:
+            raise _Refused(b"400", b"CURVE not configured")
+        if rule == CURVE_ALLOW_ANY:
+            ok = True
+        elif isinstance(rule, dict):
+            ok = key_z85 in rule
+        else:
+            ok = rule.callback(domain, key_z85)
+            if inspect.isawaitable(ok):
+                ok = await ok
+        if not ok:
+            raise _Refused(b"400", b"Unknown key")
+        return self.curve_user_id(key)
 
-    def configure_gssapi(
-        self, domain: str = '*', location: Optional[str] = None
-    ) -> None:
-        """Configure GSSAPI authentication
-
-        Currently this is a no-op because there is nothing to configure with GSSAPI.
-        """
-
-    async def handle_zap_message(self, msg: List[bytes]):
-        """Perform ZAP authentication"""
-        if len(msg) < 6:
-            self.log.error("Invalid ZAP message, not enough frames: %r", msg)
-            if len(msg) < 2:
-                self.log.error("Not enough information to reply")
+    async def authenticate(self, domain, address, identity, mechanism, credentials):
+        """The decision for one request: (status code, status text, user id), all bytes."""
+        try:
+            self._check_address(address)
+            if mechanism == b"NULL":
+                user = ""
+            elif mechanism == b"PLAIN":
+                if len(credentials) != 2:
+                    raise _Refused(b"400", b"PLAIN needs a username and a password")
+                username, password = (c.decode(self.encoding, "replace") for c in credentials)
+                user = self._check_plain(domain, username, password)
+            elif mechanism == b"CURVE":
+                if len(credentials) != 1 or len(credentials[0]) != 32:
+                    raise _Refused(b"400", b"CURVE needs a 32-byte key")
+                user = await self._check_curve(domain, credentials[0])
             else:
-                self._send_zap_reply(msg[1], b"400", b"Not enough frames")
-            return
+                raise _Refused(b"400", b"Unsupported mechanism")
+        except _Refused as r:
+            self.log.debug("ZAP: refused %s (%s): %s", address, mechanism, r.text)
+            return r.code, r.text, b""
+        self.log.debug("ZAP: allowed %s (%s) as %r", address, mechanism, user)
+        return b"200", b"OK", user.encode(self.encoding)
 
+    async def reply_frames(self, msg):
+        """The reply to one request (its frames after REP's envelope): RFC 27's version,
+        request id, status code and text, user id and (empty) metadata."""
+        if len(msg) < 6:
+            self.log.error("ZAP: malformed request of %d frames", len(msg))
+            return [VERSION, b"", b"500", b"Malformed request", b"", b""]
         version, request_id, domain, address, identity, mechanism = msg[:6]
-        credentials = msg[6:]
-
-        domain = domain.decode(self.encoding, 'replace')
-        address = address.decode(self.encoding, 'replace')
-
         if version != VERSION:
-            self.log.error("Invalid ZAP version: %r", msg)
-            self._send_zap_reply(request_id, b"400", b"Invalid version")
-            return
-
-        self.log.debug(
-            "version: %r, request_id: %r, domain: %r,"
-            " address: %r, identity: %r, mechanism: %r",
-            version,
-            request_id,
-            domain,
-            address,
+            return [VERSION, request_id, b"400", b"Invalid version", b"", b""]
+        code, text, user = await self.authenticate(
+            domain.decode(self.encoding, "replace") or "*",
+            address.decode(self.encoding, "replace"),
             identity,
             mechanism,
+            msg[6:],
         )
+        return [VERSION, request_id, code, text, user, b""]
 
-        # Is address is explicitly allowed or _denied?
-        allowed = False
-        denied = False
-        reason = b"NO ACCESS"
-
-        if self._allowed:
-            if address in self._allowed:
-                allowed = True
-                self.log.debug("PASSED (allowed) address=%s", address)
-            else:
-                denied = True
-                reason = b"Address not allowed"
-                self.log.debug("DENIED (not allowed) address=%s", address)
-
-        elif self._denied:
-            if address in self._denied:
-                denied = True
-                reason = b"Address denied"
-                self.log.debug("DENIED (denied) address=%s", address)
-            else:
-                allowed = True
-                self.log.debug("PASSED (not denied) address=%s", address)
-
-        # Perform authentication mechanism-specific checks if necessary
-        username = "anonymous"
-        if not denied:
-            if mechanism == b'NULL' and not allowed:
-                # For NULL, we allow if the address wasn't denied
-                self.log.debug("ALLOWED (NULL)")
-                allowed = True
-
-            elif mechanism == b'PLAIN':
-                # For PLAIN, even a _alloweded address must authenticate
-                if len(credentials) != 2:
-                    self.log.error("Invalid PLAIN credentials: %r", credentials)
-                    self._send_zap_reply(request_id, b"400", b"Invalid credentials")
-                    return
-                username, password = (
-                    c.decode(self.encoding, 'replace') for c in credentials
-                )
-                allowed, reason = self._authenticate_plain(domain, username, password)
-
-            elif mechanism == b'CURVE':
-                # For CURVE, even a _alloweded address must authenticate
-                if len(credentials) != 1:
-                    self.log.error("Invalid CURVE credentials: %r", credentials)
-                    self._send_zap_reply(request_id, b"400", b"Invalid credentials")
-                    return
-                key = credentials[0]
-                allowed, reason = await self._authenticate_curve(domain, key)
-                if allowed:
-                    username = self.curve_user_id(key)
-
-            elif mechanism == b'GSSAPI':
-                if len(credentials) != 1:
-                    self.log.error("Invalid GSSAPI credentials: %r", credentials)
-                    self._send_zap_reply(request_id, b"400", b"Invalid credentials")
-                    return
-                # use principal as user-id for now
-                principal = credentials[0]
-                username = principal.decode("utf8")
-                allowed, reason = self._authenticate_gssapi(domain, principal)
-
-        if allowed:
-            self._send_zap_reply(request_id, b"200", b"OK", username)
-        else:
-            self._send_zap_reply(request_id, b"400", reason)
-
-    def _authenticate_plain(
-        self, domain: str, username: str, password: str
-    ) -> Tuple[bool, bytes]:
-        """PLAIN ZAP authentication"""
-        allowed = False
-        reason = b""
-        if self.passwords:
-            # If no domain is not specified then use the default domain
-            if not domain:
-                domain = '*'
-
-            if domain in self.passwords:
-                if username in self.passwords[domain]:
-                    if password == self.passwords[domain][username]:
-                        allowed = True
-                    else:
-                        reason = b"Invalid password"
-                else:
-                    reason = b"Invalid username"
-            else:
-                reason = b"Invalid domain"
-
-            if allowed:
-                self.log.debug(
-                    "ALLOWED (PLAIN) domain=%s username=%s password=%s",
-                    domain,
-                    username,
-                    password,
-                )
-            else:
-                self.log.debug("DENIED %s", reason)
-
-        else:
-            reason = b"No passwords defined"
-            self.log.debug("DENIED (PLAIN) %s", reason)
-
-        return allowed, reason
-
-    async def _authenticate_curve(
-        self, domain: str, client_key: bytes
-    ) -> Tuple[bool, bytes]:
-        """CURVE ZAP authentication"""
-        allowed = False
-        reason = b""
-        if self.allow_any:
-            allowed = True
-            reason = b"OK"
-            self.log.debug("ALLOWED (CURVE allow any client)")
-        elif self.credentials_providers != {}:
-            # If no explicit domain is specified then use the default domain
-            if not domain:
-                domain = '*'
-
-            if domain in self.credentials_providers:
-                z85_client_key = z85.encode(client_key)
-                # Callback to check if key is Allowed
-                r = self.credentials_providers[domain].callback(domain, z85_client_key)
-                if isinstance(r, Awaitable):
-                    r = await r
-                if r:
-                    allowed = True
-                    reason = b"OK"
-                else:
-                    reason = b"Unknown key"
-
-                status = "ALLOWED" if allowed else "DENIED"
-                self.log.debug(
-                    "%s (CURVE auth_callback) domain=%s client_key=%s",
-                    status,
-                    domain,
-                    z85_client_key,
-                )
-            else:
-                reason = b"Unknown domain"
-        else:
-            # If no explicit domain is specified then use the default domain
-            if not domain:
-                domain = '*'
-
-            if domain in self.certs:
-                # The certs dict stores keys in z85 format, convert binary key to z85 bytes
-                z85_client_key = z85.encode(client_key)
-                if self.certs[domain].get(z85_client_key):
-                    allowed = True
-                    reason = b"OK"
-                else:
-                    reason = b"Unknown key"
-
-                status = "ALLOWED" if allowed else "DENIED"
-                self.log.debug(
-                    "%s (CURVE) domain=%s client_key=%s",
-                    status,
-                    domain,
-                    z85_client_key,
-                )
-            else:
-                reason = b"Unknown domain"
-
-        return allowed, reason
-
-    def _authenticate_gssapi(self, domain: str, principal: bytes) -> Tuple[bool, bytes]:
-        """Nothing to do for GSSAPI, which has already been handled by an external service."""
-        self.log.debug("ALLOWED (GSSAPI) domain=%s principal=%s", domain, principal)
-        return True, b'OK'
-
-    def _send_zap_reply(
-        self,
-        request_id: bytes,
-        status_code: bytes,
-        status_text: bytes,
-        user_id: str = 'anonymous',
-    ) -> None:
-        """Send a ZAP reply to finish the authentication."""
-        user_id = user_id if status_code == b'200' else b''
-        if isinstance(user_id, str):
-            user_id = user_id.encode(self.encoding, 'replace')
-        metadata = b''  # not currently used
-        self.log.debug("ZAP reply code=%s text=%s", status_code, status_text)
-        reply = [VERSION, request_id, status_code, status_text, user_id, metadata]
-        self.zap_socket.send_multipart(reply)
-
-
-__all__ = ['Authenticator', 'CURVE_ALLOW_ANY']
+    def handle_zap_message(self, msg):
+        """Answers one request (its frames, as the ZAP socket received them). Runs the decision
+        on an event loop of the authenticator's own, for a CURVE callback that is a coroutine."""
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+        self.zap_socket.send_multipart(self._loop.run_until_complete(self.reply_frames(msg)))

@@ -1,140 +1,102 @@
-"""0MQ authentication related functions and classes."""
+"""CURVE certificates in ZeroMQ's text format (ZPL), as czmq and pyzmq write them.
 
-# Copyright (C) PyZMQ Developers
-# Distributed under the terms of the Modified BSD License.
+A certificate is a `curve` section with a Z85 `public-key` and, in the secret file only, a
+`secret-key`, plus an optional `metadata` section:
+
+    metadata
+        name = "value"
+    curve
+        public-key = "..."
+        secret-key = "..."
+
+`name.key` holds the public half (safe to hand out), `name.key_secret` both halves.
+"""
 
 import datetime
-import glob
 import os
-from typing import Dict, Optional, Tuple, Union
 
-import omq as zmq
+from .._omq import curve_keypair
 
-_cert_secret_banner = """#   ****  Generated on {0} by pyzmq  ****
-#   ZeroMQ CURVE **Secret** Certificate
-#   DO NOT PROVIDE THIS FILE TO OTHER USERS nor change its permissions.
-
-"""
+__all__ = ["create_certificates", "load_certificate", "load_certificates"]
 
 
-_cert_public_banner = """#   ****  Generated on {0} by pyzmq  ****
-#   ZeroMQ CURVE Public Certificate
-#   Exchange securely, or use a secure mechanism to verify the contents
-#   of this file after exchange. Store public certificates in your home
-#   directory, in the .curve subdirectory.
-
-"""
+def _quote(value):
+    if isinstance(value, bytes):
+        value = value.decode("utf-8")
+    return '"%s"' % str(value).replace('"', "'")
 
 
-def _write_key_file(
-    key_filename: Union[str, os.PathLike],
-    banner: str,
-    public_key: Union[str, bytes],
-    secret_key: Optional[Union[str, bytes]] = None,
-    metadata: Optional[Dict[str, str]] = None,
-    encoding: str = 'utf-8',
-) -> None:
-    """Create a certificate file"""
-    if isinstance(public_key, bytes):
-        public_key = public_key.decode(encoding)
-    if isinstance(secret_key, bytes):
-        secret_key = secret_key.decode(encoding)
-    with open(key_filename, 'w', encoding='utf8') as f:
-        f.write(banner.format(datetime.datetime.now()))
-
-        f.write('metadata\n')
-        if metadata:
-            for k, v in metadata.items():
-                if isinstance(k, bytes):
-                    k = k.decode(encoding)
-                if isinstance(v, bytes):
-                    v = v.decode(encoding)
-                f.write(f"    {k} = {v}\n")
-
-        f.write('curve\n')
-        f.write(f"    public-key = \"{public_key}\"\n")
-
-        if secret_key:
-            f.write(f"    secret-key = \"{secret_key}\"\n")
+def _write_certificate(path, public, secret, metadata, what):
+    lines = [
+        "#   %s CURVE certificate, written by omq on %s"
+        % (what, datetime.datetime.now().isoformat(timespec="seconds")),
+    ]
+    if secret is not None:
+        lines.append("#   Keep this file private: it holds the secret key.")
+    lines.append("")
+    if metadata:
+        lines.append("metadata")
+        for name, value in metadata.items():
+            lines.append("    %s = %s" % (name, _quote(value)))
+    lines.append("curve")
+    lines.append("    public-key = %s" % _quote(public))
+    if secret is not None:
+        lines.append("    secret-key = %s" % _quote(secret))
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
 
 
-def create_certificates(
-    key_dir: Union[str, os.PathLike],
-    name: str,
-    metadata: Optional[Dict[str, str]] = None,
-) -> Tuple[str, str]:
-    """Create zmq certificates.
-
-    Returns the file paths to the public and secret certificate files.
-    """
-    public_key, secret_key = zmq.curve_keypair()
-    base_filename = os.path.join(key_dir, name)
-    secret_key_file = f"{base_filename}.key_secret"
-    public_key_file = f"{base_filename}.key"
-    now = datetime.datetime.now()
-
-    _write_key_file(public_key_file, _cert_public_banner.format(now), public_key)
-
-    _write_key_file(
-        secret_key_file,
-        _cert_secret_banner.format(now),
-        public_key,
-        secret_key=secret_key,
-        metadata=metadata,
-    )
-
-    return public_key_file, secret_key_file
+def create_certificates(key_dir, name, metadata=None):
+    """Makes a new key pair and writes `name.key` (public) and `name.key_secret` (both) in
+    `key_dir`; returns the two paths. The secret file is readable by its owner only."""
+    public, secret = curve_keypair()
+    public_file = os.path.join(key_dir, name + ".key")
+    secret_file = os.path.join(key_dir, name + ".key_secret")
+    _write_certificate(public_file, public, None, metadata, "Public")
+    _write_certificate(secret_file, public, secret, metadata, "Secret")
+    os.chmod(secret_file, 0o600)
+    return public_file, secret_file
 
 
-def load_certificate(
-    filename: Union[str, os.PathLike],
-) -> Tuple[bytes, Optional[bytes]]:
-    """Load public and secret key from a zmq certificate.
+def _value(line):
+    """The value of a ZPL `name = value` line, without its quotes."""
+    value = line.split("=", 1)[1].strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        value = value[1:-1]
+    return value.encode("ascii")
 
-    Returns (public_key, secret_key)
 
-    If the certificate file only contains the public key,
-    secret_key will be None.
-
-    If there is no public key found in the file, ValueError will be raised.
-    """
-    public_key = None
-    secret_key = None
-    if not os.path.exists(filename):
-        raise OSError(f"Invalid certificate file: {filename}")
-
-    with open(filename, 'rb') as f:
-        for line in f:
-            line = line.strip()
-            if line.startswith(b'#'):
+def load_certificate(filename):
+    """(public key, secret key or None) of a certificate file, both Z85 bytes. Raises
+    ValueError when the file has no public key (it is not a certificate)."""
+    public = secret = None
+    with open(filename, encoding="utf-8") as f:
+        for raw in f:
+            line = raw.strip()  # no trailing comments: '#' is a Z85 digit
+            if not line or line.startswith("#") or "=" not in line:
                 continue
-            if line.startswith(b'public-key'):
-                public_key = line.split(b"=", 1)[1].strip(b' \t\'"')
-            if line.startswith(b'secret-key'):
-                secret_key = line.split(b"=", 1)[1].strip(b' \t\'"')
-            if public_key and secret_key:
-                break
-
-    if public_key is None:
-        raise ValueError(f"No public key found in {filename}")
-
-    return public_key, secret_key
+            key = line.split("=", 1)[0].strip()
+            if key == "public-key":
+                public = _value(line)
+            elif key == "secret-key":
+                secret = _value(line)
+    if public is None:
+        raise ValueError("no public key in %s" % filename)
+    return public, secret
 
 
-def load_certificates(directory: Union[str, os.PathLike] = '.') -> Dict[bytes, bool]:
-    """Load public keys from all certificates in a directory"""
-    certs = {}
+def load_certificates(directory="."):
+    """The public keys of the `*.key` certificates in `directory`, as a dict key -> True
+    (a set, kept a dict as pyzmq has it). Files that are not certificates are skipped."""
     if not os.path.isdir(directory):
-        raise OSError(f"Invalid certificate directory: {directory}")
-    # Follow czmq pattern of public keys stored in *.key files.
-    glob_string = os.path.join(directory, "*.key")
-
-    cert_files = glob.glob(glob_string)
-    for cert_file in cert_files:
-        public_key, _ = load_certificate(cert_file)
-        if public_key:
-            certs[public_key] = True
-    return certs
-
-
-__all__ = ['create_certificates', 'load_certificate', 'load_certificates']
+        raise OSError("invalid certificate directory: %s" % directory)
+    keys = {}
+    for entry in sorted(os.listdir(directory)):
+        if not entry.endswith(".key"):
+            continue
+        try:
+            public, _ = load_certificate(os.path.join(directory, entry))
+        except (OSError, ValueError, UnicodeError):
+            continue
+        keys[public] = True
+    return keys

@@ -1,34 +1,38 @@
-"""0MQ Device classes for running in background threads or processes."""
+"""Devices: sockets set up from a description and joined by a proxy, in the background.
 
-# omq: pyzmq 27.1.0's zmq.devices, unchanged but for its imports (omq for zmq) and
-# monitored_queue, which is pyzmq's pure Python one; pyzmq's license is LICENSE-pyzmq.md beside
-# this file. It runs on omq's public API (zmq.proxy, zmq.proxy_steerable, sockets).
+pyzmq's `zmq.devices` API, written for omq. A device is configured in the calling thread
+(`bind_in`, `connect_out`, `setsockopt_in`, ...), and `start()` makes its sockets and runs
+the proxy in a thread (`Thread*`) or a process (`Process*`) until its context is terminated.
+"""
 
-# Copyright (C) PyZMQ Developers
-# Distributed under the terms of the Modified BSD License.
-
-from __future__ import annotations
-
-from omq import DeviceType, proxy
-from omq.devices import (
-    basedevice,
-    monitoredqueue,
-    monitoredqueuedevice,
-    proxydevice,
-    proxysteerabledevice,
+from .basedevice import Device, ProcessDevice, ThreadDevice
+from .monitoredqueue import (
+    MonitoredQueue,
+    ProcessMonitoredQueue,
+    ThreadMonitoredQueue,
+    monitored_queue,
 )
-from omq.devices.basedevice import *
-from omq.devices.monitoredqueue import *
-from omq.devices.monitoredqueuedevice import *
-from omq.devices.proxydevice import *
-from omq.devices.proxysteerabledevice import *
+from .proxydevice import (
+    ProcessProxy,
+    ProcessProxySteerable,
+    Proxy,
+    ProxySteerable,
+    ThreadProxy,
+    ThreadProxySteerable,
+)
 
-__all__ = []
-for submod in (
-    basedevice,
-    proxydevice,
-    proxysteerabledevice,
-    monitoredqueue,
-    monitoredqueuedevice,
-):
-    __all__.extend(submod.__all__)  # type: ignore
+__all__ = [
+    "Device",
+    "ThreadDevice",
+    "ProcessDevice",
+    "Proxy",
+    "ThreadProxy",
+    "ProcessProxy",
+    "ProxySteerable",
+    "ThreadProxySteerable",
+    "ProcessProxySteerable",
+    "MonitoredQueue",
+    "ThreadMonitoredQueue",
+    "ProcessMonitoredQueue",
+    "monitored_queue",
+]

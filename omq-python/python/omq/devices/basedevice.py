@@ -1,310 +1,231 @@
-"""Classes for running 0MQ Devices in the background."""
+"""`Device`: two sockets (or one, for both sides) joined by `zmq.device`.
 
-# Copyright (C) PyZMQ Developers
-# Distributed under the terms of the Modified BSD License.
+Sockets are made when the device runs, in the thread or process that runs it, from
+`context_factory()`; until then the device only records what to do with them. A
+`bind_*_to_random_port` call must answer with a port at once, so it binds a placeholder
+socket (in a context of this module's own, which nobody terminates) that holds the port until
+the device starts.
+"""
 
-import time
-from multiprocessing import Process
-from threading import Thread
-from typing import Any, Callable, List, Optional, Tuple
+import threading
 
-import omq as zmq
-from omq import ENOTSOCK, ETERM, PUSH, QUEUE, Context, ZMQBindError, ZMQError, proxy
+from .. import constants as C
+from ..error import ZMQError
+from ..sugar import Context, device
+
+__all__ = ["Device", "ThreadDevice", "ProcessDevice", "BackgroundDevice"]
+
+_placeholders = None
+_placeholders_lock = threading.Lock()
+
+
+def _placeholder_context():
+    global _placeholders
+    with _placeholders_lock:
+        if _placeholders is None or _placeholders.closed:
+            _placeholders = Context()
+        return _placeholders
+
+
+class _Side:
+    """What to do with one of the device's sockets when it is made."""
+
+    def __init__(self, socket_type):
+        self.socket_type = socket_type
+        self.binds = []
+        self.connects = []
+        self.options = []
+
+    def make(self, context):
+        s = context.socket(self.socket_type)
+        for opt, value in self.options:
+            s.setsockopt(opt, value)
+        for addr in self.binds:
+            s.bind(addr)
+        for addr in self.connects:
+            s.connect(addr)
+        return s
 
 
 class Device:
-    """A 0MQ Device to be run in the background.
+    """A device run in the calling thread (`start()` blocks); see ThreadDevice and
+    ProcessDevice for background ones.
 
-    You do not pass Socket instances to this, but rather Socket types::
-
-        Device(device_type, in_socket_type, out_socket_type)
-
-    For instance::
-
-        dev = Device(zmq.QUEUE, zmq.DEALER, zmq.ROUTER)
-
-    Similar to zmq.device, but socket types instead of sockets themselves are
-    passed, and the sockets are created in the work thread, to avoid issues
-    with thread safety. As a result, additional bind_{in|out} and
-    connect_{in|out} methods and setsockopt_{in|out} allow users to specify
-    connections for the sockets.
-
-    Parameters
-    ----------
-    device_type : int
-        The 0MQ Device type
-    {in|out}_type : int
-        zmq socket types, to be passed later to context.socket(). e.g.
-        zmq.PUB, zmq.SUB, zmq.REQ. If out_type is < 0, then in_socket is used
-        for both in_socket and out_socket.
-
-    Methods
-    -------
-    bind_{in_out}(iface)
-        passthrough for ``{in|out}_socket.bind(iface)``, to be called in the thread
-    connect_{in_out}(iface)
-        passthrough for ``{in|out}_socket.connect(iface)``, to be called in the
-        thread
-    setsockopt_{in_out}(opt,value)
-        passthrough for ``{in|out}_socket.setsockopt(opt, value)``, to be called in
-        the thread
-
-    Attributes
-    ----------
-    daemon : bool
-        sets whether the thread should be run as a daemon
-        Default is true, because if it is false, the thread will not
-        exit unless it is killed
-    context_factory : callable
-        This is a class attribute.
-        Function for creating the Context. This will be Context.instance
-        in ThreadDevices, and Context in ProcessDevices.  The only reason
-        it is not instance() in ProcessDevices is that there may be a stale
-        Context instance already initialized, and the forked environment
-        should *never* try to use it.
+    device_type: zmq.QUEUE, FORWARDER or STREAMER (all one proxy in libzmq >= 3).
+    in_type, out_type: the two sockets' types; a negative out_type makes the in socket serve
+    both sides (a single-socket device).
     """
 
-    context_factory: Callable[[], zmq.Context] = Context.instance
-    """Callable that returns a context. Typically either Context.instance or Context,
-    depending on whether the device should share the global instance or not.
-    """
+    #: Makes the context the device's sockets belong to (called when the device runs).
+    context_factory = Context.instance
+    #: Whether a background device's thread or process is a daemon.
+    daemon = True
 
-    daemon: bool
-    device_type: int
-    in_type: int
-    out_type: int
-
-    _in_binds: List[str]
-    _in_connects: List[str]
-    _in_sockopts: List[Tuple[int, Any]]
-    _out_binds: List[str]
-    _out_connects: List[str]
-    _out_sockopts: List[Tuple[int, Any]]
-    _random_addrs: List[str]
-    _sockets: List[zmq.Socket]
-
-    def __init__(
-        self,
-        device_type: int = QUEUE,
-        in_type: Optional[int] = None,
-        out_type: Optional[int] = None,
-    ) -> None:
+    def __init__(self, device_type=C.QUEUE, in_type=None, out_type=None):
         self.device_type = device_type
         if in_type is None:
-            raise TypeError("in_type must be specified")
+            raise TypeError("a device needs in_type")
         if out_type is None:
-            raise TypeError("out_type must be specified")
+            raise TypeError("a device needs out_type")
         self.in_type = in_type
         self.out_type = out_type
-        self._in_binds = []
-        self._in_connects = []
-        self._in_sockopts = []
-        self._out_binds = []
-        self._out_connects = []
-        self._out_sockopts = []
-        self._random_addrs = []
-        self.daemon = True
+        self._sides = {"in": _Side(in_type), "out": _Side(out_type)}
+        self._held_ports = []
+        self._context = None
+        self._finished = threading.Event()
         self.done = False
-        self._sockets = []
 
-    def bind_in(self, addr: str) -> None:
-        """Enqueue ZMQ address for binding on in_socket.
+    # --- configuration, recorded until the device runs ---
 
-        See zmq.Socket.bind for details.
-        """
-        self._in_binds.append(addr)
-
-    def bind_in_to_random_port(self, addr: str, *args, **kwargs) -> int:
-        """Enqueue a random port on the given interface for binding on
-        in_socket.
-
-        See zmq.Socket.bind_to_random_port for details.
-
-        .. versionadded:: 18.0
-        """
-        port = self._reserve_random_port(addr, *args, **kwargs)
-
-        self.bind_in(f'{addr}:{port}')
-
+    def _random_port(self, side, addr, min_port=49152, max_port=65536, max_tries=100):
+        """Binds a placeholder to a free port in the range, and records that port for `side`."""
+        holder = _placeholder_context().socket(C.PAIR)  # any type binds alike
+        holder.linger = 0
+        try:
+            port = holder.bind_to_random_port(addr, min_port, max_port, max_tries)
+        except BaseException:
+            holder.close()
+            raise
+        endpoint = "%s:%d" % (addr, port)
+        self._held_ports.append((holder, endpoint))
+        self._sides[side].binds.append(endpoint)
         return port
 
-    def connect_in(self, addr: str) -> None:
-        """Enqueue ZMQ address for connecting on in_socket.
+    def _release_ports(self):
+        """Frees the placeholders' ports for the device's own sockets."""
+        held, self._held_ports = self._held_ports, []
+        for holder, endpoint in held:
+            try:
+                holder.unbind(endpoint)
+            except ZMQError:
+                pass
+            holder.close()
 
-        See zmq.Socket.connect for details.
-        """
-        self._in_connects.append(addr)
+    def __del__(self):
+        try:
+            self._release_ports()
+        except Exception:
+            pass
 
-    def setsockopt_in(self, opt: int, value: Any) -> None:
-        """Enqueue setsockopt(opt, value) for in_socket
+    def bind_in(self, addr):
+        """Binds the in socket to `addr` when the device starts."""
+        self._sides["in"].binds.append(addr)
 
-        See zmq.Socket.setsockopt for details.
-        """
-        self._in_sockopts.append((opt, value))
+    def bind_out(self, addr):
+        """Binds the out socket to `addr` when the device starts."""
+        self._sides["out"].binds.append(addr)
 
-    def bind_out(self, addr: str) -> None:
-        """Enqueue ZMQ address for binding on out_socket.
+    def connect_in(self, addr):
+        """Connects the in socket to `addr` when the device starts."""
+        self._sides["in"].connects.append(addr)
 
-        See zmq.Socket.bind for details.
-        """
-        self._out_binds.append(addr)
+    def connect_out(self, addr):
+        """Connects the out socket to `addr` when the device starts."""
+        self._sides["out"].connects.append(addr)
 
-    def bind_out_to_random_port(self, addr: str, *args, **kwargs) -> int:
-        """Enqueue a random port on the given interface for binding on
-        out_socket.
+    def setsockopt_in(self, opt, value):
+        """Sets an option of the in socket when the device starts."""
+        self._sides["in"].options.append((opt, value))
 
-        See zmq.Socket.bind_to_random_port for details.
+    def setsockopt_out(self, opt, value):
+        """Sets an option of the out socket when the device starts."""
+        self._sides["out"].options.append((opt, value))
 
-        .. versionadded:: 18.0
-        """
-        port = self._reserve_random_port(addr, *args, **kwargs)
+    def bind_in_to_random_port(self, addr, *args, **kwargs):
+        """A free port on `addr` for the in socket (Socket.bind_to_random_port's arguments)."""
+        return self._random_port("in", addr, *args, **kwargs)
 
-        self.bind_out(f'{addr}:{port}')
+    def bind_out_to_random_port(self, addr, *args, **kwargs):
+        """A free port on `addr` for the out socket (Socket.bind_to_random_port's arguments)."""
+        return self._random_port("out", addr, *args, **kwargs)
 
-        return port
+    # --- running ---
 
-    def connect_out(self, addr: str):
-        """Enqueue ZMQ address for connecting on out_socket.
-
-        See zmq.Socket.connect for details.
-        """
-        self._out_connects.append(addr)
-
-    def setsockopt_out(self, opt: int, value: Any):
-        """Enqueue setsockopt(opt, value) for out_socket
-
-        See zmq.Socket.setsockopt for details.
-        """
-        self._out_sockopts.append((opt, value))
-
-    def _reserve_random_port(self, addr: str, *args, **kwargs) -> int:
-        with Context() as ctx:
-            with ctx.socket(PUSH) as binder:
-                for i in range(5):
-                    port = binder.bind_to_random_port(addr, *args, **kwargs)
-
-                    new_addr = f'{addr}:{port}'
-
-                    if new_addr in self._random_addrs:
-                        continue
-                    else:
-                        break
-                else:
-                    raise ZMQBindError("Could not reserve random port.")
-
-                self._random_addrs.append(new_addr)
-
-        return port
-
-    def _setup_sockets(self) -> Tuple[zmq.Socket, zmq.Socket]:
-        ctx: zmq.Context[zmq.Socket] = self.context_factory()  # type: ignore
-        self._context = ctx
-
-        # create the sockets
-        ins = ctx.socket(self.in_type)
-        self._sockets.append(ins)
+    def _setup_sockets(self):
+        """Makes the in and out sockets (one socket when out_type < 0)."""
+        self._context = ctx = self.context_factory()
         if self.out_type < 0:
-            outs = ins
-        else:
-            outs = ctx.socket(self.out_type)
-            self._sockets.append(outs)
-
-        # set sockopts (must be done first, in case of zmq.IDENTITY)
-        for opt, value in self._in_sockopts:
-            ins.setsockopt(opt, value)
-        for opt, value in self._out_sockopts:
-            outs.setsockopt(opt, value)
-
-        for iface in self._in_binds:
-            ins.bind(iface)
-        for iface in self._out_binds:
-            outs.bind(iface)
-
-        for iface in self._in_connects:
-            ins.connect(iface)
-        for iface in self._out_connects:
-            outs.connect(iface)
-
+            # One socket for both sides: what was asked of either side is done to it.
+            both = _Side(self.in_type)
+            for side in (self._sides["in"], self._sides["out"]):
+                both.options += side.options
+                both.binds += side.binds
+                both.connects += side.connects
+            ins = both.make(ctx)
+            return ins, ins
+        ins = self._sides["in"].make(ctx)
+        try:
+            outs = self._sides["out"].make(ctx)
+        except BaseException:
+            ins.close()
+            raise
         return ins, outs
 
-    def run_device(self) -> None:
-        """The runner method.
+    def _sockets(self):
+        """Makes every socket the device runs with, in `run_device`'s order."""
+        return list(self._setup_sockets())
 
-        Do not call me directly, instead call ``self.start()``, just like a Thread.
-        """
-        ins, outs = self._setup_sockets()
-        proxy(ins, outs)
+    def run_device(self, sockets):
+        """Forwards between the sockets until the context is terminated."""
+        ins, outs = sockets
+        device(self.device_type, ins, outs)
 
-    def _close_sockets(self):
-        """Cleanup sockets we created"""
-        for s in self._sockets:
-            if s and not s.closed:
-                s.close()
-
-    def run(self) -> None:
-        """wrap run_device in try/catch ETERM"""
+    def run(self):
+        """Makes the sockets, runs the device, and closes them when it stops (the context's
+        term() ends it: term() waits for these sockets)."""
+        self._release_ports()
+        sockets = []
         try:
-            self.run_device()
+            sockets = self._sockets()
+            self.run_device(sockets)
         except ZMQError as e:
-            if e.errno in {ETERM, ENOTSOCK}:
-                # silence TERM, ENOTSOCK errors, because this should be a clean shutdown
-                pass
-            else:
+            if e.errno != C.ETERM:
                 raise
         finally:
+            for s in {id(s): s for s in sockets}.values():
+                s.close()
             self.done = True
-            self._close_sockets()
+            self._finished.set()
 
-    def start(self) -> None:
-        """Start the device. Override me in subclass for other launchers."""
-        return self.run()
+    def start(self):
+        """Runs the device here; returns when it stops."""
+        self.run()
 
-    def join(self, timeout: Optional[float] = None) -> None:
-        """wait for me to finish, like Thread.join.
-
-        Reimplemented appropriately by subclasses."""
-        tic = time.monotonic()
-        toc = tic
-        while not self.done and not (timeout is not None and toc - tic > timeout):
-            time.sleep(0.001)
-            toc = time.monotonic()
+    def join(self, timeout=None):
+        """Waits until the device stopped (or `timeout` seconds)."""
+        return self._finished.wait(timeout)
 
 
 class BackgroundDevice(Device):
-    """Base class for launching Devices in background processes and threads."""
+    """A device run by a launcher (a thread or a process) that `start()` starts."""
 
-    launcher: Any = None
-    _launch_class: Any = None
+    def _launcher(self):
+        raise NotImplementedError
 
-    def start(self) -> None:
-        self.launcher = self._launch_class(target=self.run)
+    def start(self):
+        """Starts the device in the background and returns."""
+        self._release_ports()  # here: a process must not inherit the placeholders
+        self.launcher = self._launcher()
         self.launcher.daemon = self.daemon
-        return self.launcher.start()
+        self.launcher.start()
 
-    def join(self, timeout: Optional[float] = None) -> None:
+    def join(self, timeout=None):
+        """Waits for the thread or process (at most `timeout` seconds)."""
         return self.launcher.join(timeout=timeout)
 
 
 class ThreadDevice(BackgroundDevice):
-    """A Device that will be run in a background Thread.
+    """A device run by a thread."""
 
-    See Device for details.
-    """
-
-    _launch_class = Thread
+    def _launcher(self):
+        return threading.Thread(target=self.run, name="omq-device")
 
 
 class ProcessDevice(BackgroundDevice):
-    """A Device that will be run in a background Process.
+    """A device run by a child process (multiprocessing); its sockets and context are made in
+    the child (where Context.instance() is a new context: it is per process)."""
 
-    See Device for details.
-    """
+    def _launcher(self):
+        import multiprocessing
 
-    _launch_class = Process
-    context_factory = Context
-    """Callable that returns a context. Typically either Context.instance or Context,
-    depending on whether the device should share the global instance or not.
-    """
-
-
-__all__ = ['Device', 'ThreadDevice', 'ProcessDevice']
+        return multiprocessing.Process(target=self.run)

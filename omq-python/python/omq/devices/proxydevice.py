@@ -1,104 +1,120 @@
-"""Proxy classes and functions."""
+"""Proxy devices: `zmq.proxy` with a monitor (capture) socket, and `zmq.proxy_steerable`
+with a control socket too."""
 
-# Copyright (C) PyZMQ Developers
-# Distributed under the terms of the Modified BSD License.
+from .. import constants as C
+from ..sugar import proxy, proxy_steerable
+from .basedevice import Device, ProcessDevice, ThreadDevice, _Side
 
-import omq as zmq
-from omq.devices.basedevice import Device, ProcessDevice, ThreadDevice
+__all__ = [
+    "Proxy",
+    "ThreadProxy",
+    "ProcessProxy",
+    "ProxySteerable",
+    "ThreadProxySteerable",
+    "ProcessProxySteerable",
+]
 
 
 class ProxyBase:
-    """Base class for overriding methods."""
+    """Adds the monitor socket, which gets a copy of every message the proxy forwards."""
 
-    def __init__(self, in_type, out_type, mon_type=zmq.PUB):
-        Device.__init__(self, in_type=in_type, out_type=out_type)
+    def __init__(self, in_type, out_type, mon_type=C.PUB):
+        Device.__init__(self, C.QUEUE, in_type, out_type)
         self.mon_type = mon_type
-        self._mon_binds = []
-        self._mon_connects = []
-        self._mon_sockopts = []
+        self._sides["mon"] = _Side(mon_type)
 
     def bind_mon(self, addr):
-        """Enqueue ZMQ address for binding on mon_socket.
-
-        See zmq.Socket.bind for details.
-        """
-        self._mon_binds.append(addr)
-
-    def bind_mon_to_random_port(self, addr, *args, **kwargs):
-        """Enqueue a random port on the given interface for binding on
-        mon_socket.
-
-        See zmq.Socket.bind_to_random_port for details.
-
-        .. versionadded:: 18.0
-        """
-        port = self._reserve_random_port(addr, *args, **kwargs)
-
-        self.bind_mon(f'{addr}:{port}')
-
-        return port
+        """Binds the monitor socket to `addr` when the device starts."""
+        self._sides["mon"].binds.append(addr)
 
     def connect_mon(self, addr):
-        """Enqueue ZMQ address for connecting on mon_socket.
-
-        See zmq.Socket.connect for details.
-        """
-        self._mon_connects.append(addr)
+        """Connects the monitor socket to `addr` when the device starts."""
+        self._sides["mon"].connects.append(addr)
 
     def setsockopt_mon(self, opt, value):
-        """Enqueue setsockopt(opt, value) for mon_socket
+        """Sets an option of the monitor socket when the device starts."""
+        self._sides["mon"].options.append((opt, value))
 
-        See zmq.Socket.setsockopt for details.
-        """
-        self._mon_sockopts.append((opt, value))
+    def bind_mon_to_random_port(self, addr, *args, **kwargs):
+        """A free port on `addr` for the monitor socket."""
+        return self._random_port("mon", addr, *args, **kwargs)
 
-    def _setup_sockets(self):
-        ins, outs = Device._setup_sockets(self)
-        ctx = self._context
-        mons = ctx.socket(self.mon_type)
-        self._sockets.append(mons)
+    def _sockets(self):
+        sockets = list(self._setup_sockets())
+        try:
+            sockets.append(self._sides["mon"].make(self._context))
+        except BaseException:
+            for s in sockets:
+                s.close()
+            raise
+        return sockets
 
-        # set sockopts (must be done first, in case of zmq.IDENTITY)
-        for opt, value in self._mon_sockopts:
-            mons.setsockopt(opt, value)
+    def run_device(self, sockets):
+        ins, outs, mons = sockets
+        proxy(ins, outs, mons)
 
-        for iface in self._mon_binds:
-            mons.bind(iface)
 
-        for iface in self._mon_connects:
-            mons.connect(iface)
+class ProxySteerableBase(ProxyBase):
+    """Adds the control socket: PAUSE, RESUME, STATISTICS and TERMINATE (which stops the
+    device) steer the proxy."""
 
-        return ins, outs, mons
+    def __init__(self, in_type, out_type, mon_type=C.PUB, ctrl_type=None):
+        super().__init__(in_type, out_type, mon_type)
+        if ctrl_type is None:
+            raise TypeError("a steerable proxy needs ctrl_type")
+        self.ctrl_type = ctrl_type
+        self._sides["ctrl"] = _Side(ctrl_type)
 
-    def run_device(self):
-        ins, outs, mons = self._setup_sockets()
-        zmq.proxy(ins, outs, mons)
+    def bind_ctrl(self, addr):
+        """Binds the control socket to `addr` when the device starts."""
+        self._sides["ctrl"].binds.append(addr)
+
+    def connect_ctrl(self, addr):
+        """Connects the control socket to `addr` when the device starts."""
+        self._sides["ctrl"].connects.append(addr)
+
+    def setsockopt_ctrl(self, opt, value):
+        """Sets an option of the control socket when the device starts."""
+        self._sides["ctrl"].options.append((opt, value))
+
+    def bind_ctrl_to_random_port(self, addr, *args, **kwargs):
+        """A free port on `addr` for the control socket."""
+        return self._random_port("ctrl", addr, *args, **kwargs)
+
+    def _sockets(self):
+        sockets = super()._sockets()
+        try:
+            sockets.append(self._sides["ctrl"].make(self._context))
+        except BaseException:
+            for s in sockets:
+                s.close()
+            raise
+        return sockets
+
+    def run_device(self, sockets):
+        ins, outs, mons, ctrl = sockets
+        proxy_steerable(ins, outs, mons, ctrl)
 
 
 class Proxy(ProxyBase, Device):
-    """Threadsafe Proxy object.
-
-    See zmq.devices.Device for most of the spec. This subclass adds a
-    <method>_mon version of each <method>_{in|out} method, for configuring the
-    monitor socket.
-
-    A Proxy is a 3-socket ZMQ Device that functions just like a
-    QUEUE, except each message is also sent out on the monitor socket.
-
-    A PUB socket is the most logical choice for the mon_socket, but it is not required.
-    """
+    """A proxy device run in the calling thread."""
 
 
 class ThreadProxy(ProxyBase, ThreadDevice):
-    """Proxy in a Thread. See Proxy for more."""
+    """A proxy device run by a thread."""
 
 
 class ProcessProxy(ProxyBase, ProcessDevice):
-    """Proxy in a Process. See Proxy for more."""
+    """A proxy device run by a child process."""
 
 
-__all__ = [
-    'Proxy',
-    'ThreadProxy',
-    'ProcessProxy',
-]
+class ProxySteerable(ProxySteerableBase, Device):
+    """A steerable proxy device run in the calling thread."""
+
+
+class ThreadProxySteerable(ProxySteerableBase, ThreadDevice):
+    """A steerable proxy device run by a thread."""
+
+
+class ProcessProxySteerable(ProxySteerableBase, ProcessDevice):
+    """A steerable proxy device run by a child process."""

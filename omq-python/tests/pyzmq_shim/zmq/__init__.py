@@ -48,7 +48,6 @@ for _k, _v in _subs.items():
     setattr(sugar, _k, _v)
 sys.modules["zmq"] = omq
 for name in ["_omq", "asyncio", "auth", "auth.asyncio", "auth.base", "auth.certs", "auth.thread",
-             "devices", "devices.basedevice", "devices.monitoredqueue", "devices.monitoredqueuedevice",
-             "devices.proxydevice", "devices.proxysteerabledevice", "constants", "error", "utils", "utils.jsonapi", "utils.monitor", "utils.z85"]:
+             "devices", "devices.basedevice", "devices.monitoredqueue", "devices.proxydevice", "constants", "error", "utils", "utils.jsonapi", "utils.monitor", "utils.z85"]:
     sys.modules["zmq." + name] = sys.modules["omq." + name]
 omq.backend = backend
