@@ -48,29 +48,67 @@ const ETERM: i32 = HAUSNUMERO + 53;
 /// Python is exiting (set by `omq`'s atexit handler, on the thread that runs it).
 static EXITING: AtomicBool = AtomicBool::new(false);
 static EXIT_THREAD: Mutex<Option<std::thread::ThreadId>> = Mutex::new(None);
+/// Threads that finished a GIL-free section and are taking the GIL back.
+static RETURNING: AtomicUsize = AtomicUsize::new(0);
 
-/// Called, without the GIL, between the slices of a wait: once Python is exiting, a thread
-/// other than the one exiting (a daemon thread: the others were joined) waits here for good
-/// rather than take the GIL back, which the interpreter would answer by ending the thread
-/// with a forced unwind through Rust frames (an abort: "exception not rethrown"). The process
-/// ends with the thread parked, as it ends daemon threads blocked in libzmq.
-fn park_if_exiting() {
-    if !EXITING.load(Ordering::Acquire) {
-        return;
-    }
-    if *lock(&EXIT_THREAD) == Some(std::thread::current().id()) {
-        return;
-    }
+/// Runs `f` without the GIL, and takes the GIL back only while the interpreter is not
+/// finalizing. A thread that asks for the GIL after finalization began is ended by the
+/// interpreter with a forced unwind, which aborts the process when it meets Rust frames
+/// ("FATAL: exception not rethrown"). So once `omq`'s atexit handler ran, a thread other than
+/// the exiting one (a daemon thread: the others were joined) stays parked here instead, as a
+/// daemon thread blocked in libzmq stays blocked; and the handler waits for the threads
+/// already on their way back ([`RETURNING`]) before it lets finalization start. Every GIL
+/// release of this module goes through here.
+fn without_gil<T, F>(py: Python<'_>, f: F) -> T
+where
+    F: Send + FnOnce() -> T,
+    T: Send,
+{
+    let r = py.allow_threads(|| {
+        park_if_exiting();
+        let r = f();
+        // SeqCst on both sides (here and in `exiting`): either this thread sees EXITING and
+        // parks, or the exiting thread sees it counted and waits for it.
+        RETURNING.fetch_add(1, Ordering::SeqCst);
+        if EXITING.load(Ordering::SeqCst) && !is_exit_thread() {
+            RETURNING.fetch_sub(1, Ordering::SeqCst);
+            park_forever();
+        }
+        r
+    });
+    RETURNING.fetch_sub(1, Ordering::SeqCst);
+    r
+}
+
+fn is_exit_thread() -> bool {
+    *lock(&EXIT_THREAD) == Some(std::thread::current().id())
+}
+
+fn park_forever() -> ! {
     loop {
         std::thread::park();
     }
 }
 
-/// Python is exiting (atexit): see [`park_if_exiting`].
+/// Inside a GIL-free section: parks for good once Python is exiting (see [`without_gil`]).
+fn park_if_exiting() {
+    if EXITING.load(Ordering::SeqCst) && !is_exit_thread() {
+        park_forever();
+    }
+}
+
+/// Python is exiting (atexit): from now on no other thread takes the GIL back from omq
+/// (see [`without_gil`]); returns once those on their way back have it, or after 2 s.
 #[pyfunction]
-fn exiting() {
+fn exiting(py: Python<'_>) {
     *lock(&EXIT_THREAD) = Some(std::thread::current().id());
-    EXITING.store(true, Ordering::Release);
+    EXITING.store(true, Ordering::SeqCst);
+    py.allow_threads(|| {
+        let until = Instant::now() + Duration::from_secs(2);
+        while RETURNING.load(Ordering::SeqCst) > 0 && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    });
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -166,12 +204,9 @@ where
         // Polled on this thread, parked between wake-ups: no timer of the runtime's, so a
         // wait neither asks the runtime thread to re-arm its timers nor meets a runtime that
         // shut down meanwhile (at exit), and its slice ends on time whatever the worker does.
-        let r = py.allow_threads(|| {
-            park_if_exiting();
+        let r = without_gil(py, || {
             let _g = handle.enter();
-            let r = block_on_for(fut, slice);
-            park_if_exiting();
-            r
+            block_on_for(fut, slice)
         });
         if let Some(v) = r {
             return Ok(Some(v));
@@ -268,7 +303,7 @@ impl Runtime {
         self.terminated.store(true, Ordering::SeqCst);
         let rt = lock(&self.rt).take();
         if let Some(rt) = rt {
-            py.allow_threads(|| rt.shutdown_timeout(Duration::from_millis(500)));
+            without_gil(py, || rt.shutdown_timeout(Duration::from_millis(500)));
         }
     }
 
@@ -716,7 +751,7 @@ impl RawSocket {
             }
             // A reply is often a few microseconds away: look again for a moment, without
             // the GIL, before sleeping (a wake-up costs more than that).
-            let spun = py.allow_threads(|| {
+            let spun = without_gil(py, || {
                 let until = Instant::now() + SPIN;
                 loop {
                     std::thread::yield_now();
@@ -1016,7 +1051,7 @@ impl RawSocket {
         let sock = self.sock()?;
         let ep = endpoint.to_string();
         let _g = self.handle.enter();
-        py.allow_threads(|| self.handle.block_on(sock.connect(ep)))
+        without_gil(py, || self.handle.block_on(sock.connect(ep)))
             .map_err(to_py)
     }
 
@@ -1038,7 +1073,7 @@ impl RawSocket {
         let sock = self.sock()?;
         let ep = endpoint.to_string();
         let _g = self.handle.enter();
-        py.allow_threads(|| self.handle.block_on(sock.disconnect(ep)))
+        without_gil(py, || self.handle.block_on(sock.disconnect(ep)))
             .map_err(to_py)
     }
 
@@ -1435,7 +1470,7 @@ impl RawSocket {
         // Python goes on, as libzmq's close does; Context.term waits for it.
         let _g = self.handle.enter();
         if l == 0 {
-            let _ = py.allow_threads(|| self.handle.block_on(sock.close()));
+            let _ = without_gil(py, || self.handle.block_on(sock.close()));
         } else {
             let h = self.handle.spawn(async move {
                 let _ = sock.close().await;
@@ -1457,7 +1492,7 @@ impl RawSocket {
         };
         let ep = endpoint.to_string();
         let _g = self.handle.enter();
-        py.allow_threads(|| self.handle.block_on(pair.bind(ep.as_str())))
+        without_gil(py, || self.handle.block_on(pair.bind(ep.as_str())))
             .map_err(to_py)?;
         let mut events = sock.monitor();
         let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
@@ -1681,10 +1716,7 @@ fn poll(py: Python<'_>, items: Vec<(Py<RawSocket>, i32)>, timeout_ms: i64) -> Py
         };
         if items.is_empty() {
             let slice = left.unwrap_or(SLICE).min(SLICE);
-            py.allow_threads(|| {
-                std::thread::sleep(slice);
-                park_if_exiting();
-            });
+            without_gil(py, || std::thread::sleep(slice));
             py.check_signals()?;
             continue;
         }

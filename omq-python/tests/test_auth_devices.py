@@ -341,6 +341,39 @@ def test_exit_with_a_daemon_thread_blocked_in_recv():
         assert r.returncode == 0, r.stderr.decode()
 
 
+def test_exit_with_daemon_threads_taking_the_gil_back():
+    """Python's exit while daemon threads go in and out of omq's waits (1 ms receive timeouts)
+    ends cleanly: a thread on its way back to the GIL when the atexit handler runs gets it
+    before finalization starts, later ones stay parked (without the wait for those on their
+    way back, the interpreter ended one with a forced unwind: an abort in 12 runs of 40)."""
+    code = textwrap.dedent(
+        """
+        import sys, threading, time, omq
+        ctx = omq.Context.instance()
+
+        def spin(i):
+            s = ctx.socket(omq.PULL)
+            s.rcvtimeo = 1
+            s.bind("inproc://exit-spin-%d" % i)
+            while True:
+                try:
+                    s.recv()
+                except omq.Again:
+                    pass
+
+        for i in range(8):
+            threading.Thread(target=spin, args=(i,), daemon=True).start()
+        time.sleep(0.05)
+        print("exiting")
+        sys.exit(0)
+        """
+    )
+    for _ in range(20):
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+        assert r.stdout.strip() == b"exiting"
+        assert r.returncode == 0, (r.returncode, r.stderr.decode())
+
+
 def test_fd_signals_events_for_select(ctx):
     """ZMQ_FD: readable when events may have changed; reading EVENTS clears it; it fires
     again when a message arrives after the socket was drained (libzmq's edge semantics)."""
