@@ -102,9 +102,12 @@ impl Omq {
     fn bound(&self) -> String {
         let start = Instant::now();
         loop {
+            // Whole lines only: stderr is read as it comes, and a line read half-written
+            // would give a cut endpoint (an empty one was seen).
             if let Some(line) = self
                 .stderr()
-                .lines()
+                .split_inclusive('\n')
+                .filter_map(|l| l.strip_suffix('\n'))
                 .find_map(|l| l.strip_prefix("omq: bound to "))
             {
                 return line.trim().to_owned();
