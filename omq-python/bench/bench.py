@@ -33,9 +33,18 @@ def pushpull(ctx, transport, size, n):
         ep = "inproc://bench-%d-%d" % (size, time.monotonic_ns())
         pull.bind(ep)
         push.connect(ep)
+    rate = stream(push, pull, size, n)
+    pull.close()
+    push.close()
+    return rate
+
+
+def stream(push, pull, size, n):
+    """n messages of `size` bytes from a sender thread through `push` to `pull`, once a first
+    one went through: messages per second at `pull`."""
     payload = b"x" * size
     push.send(payload)
-    pull.recv()  # connected
+    pull.recv()  # the path is up
 
     def sender():
         send = push.send
@@ -50,8 +59,6 @@ def pushpull(ctx, transport, size, n):
         recv()
     elapsed = time.perf_counter() - start
     t.join()
-    pull.close()
-    push.close()
     return n / elapsed
 
 
@@ -101,24 +108,7 @@ def proxied(size=128, n=100_000):
         s.setsockopt(zmq.RCVHWM, 100_000)
     push.connect("tcp://127.0.0.1:%d" % port_in)
     pull.connect("tcp://127.0.0.1:%d" % port_out)
-    payload = b"x" * size
-    push.send(payload)
-    pull.recv()  # the path is up
-
-    def sender():
-        send = push.send
-        for _ in range(n):
-            send(payload)
-
-    t = threading.Thread(target=sender)
-    start = time.perf_counter()
-    t.start()
-    recv = pull.recv
-    for _ in range(n):
-        recv()
-    elapsed = time.perf_counter() - start
-    t.join()
-    return n / elapsed
+    return stream(push, pull, size, n)
 
 
 ctx = zmq.Context()

@@ -1051,8 +1051,7 @@ impl RawSocket {
         let sock = self.sock()?;
         let ep = endpoint.to_string();
         let _g = self.handle.enter();
-        without_gil(py, || self.handle.block_on(sock.connect(ep)))
-            .map_err(to_py)
+        without_gil(py, || self.handle.block_on(sock.connect(ep))).map_err(to_py)
     }
 
     fn unbind(&self, py: Python<'_>, endpoint: &str) -> PyResult<()> {
@@ -1073,8 +1072,7 @@ impl RawSocket {
         let sock = self.sock()?;
         let ep = endpoint.to_string();
         let _g = self.handle.enter();
-        without_gil(py, || self.handle.block_on(sock.disconnect(ep)))
-            .map_err(to_py)
+        without_gil(py, || self.handle.block_on(sock.disconnect(ep))).map_err(to_py)
     }
 
     /// Sends one frame; SNDMORE (2) holds it until the last frame. pyzmq's signature: `copy`
@@ -1492,8 +1490,7 @@ impl RawSocket {
         };
         let ep = endpoint.to_string();
         let _g = self.handle.enter();
-        without_gil(py, || self.handle.block_on(pair.bind(ep.as_str())))
-            .map_err(to_py)?;
+        without_gil(py, || self.handle.block_on(pair.bind(ep.as_str()))).map_err(to_py)?;
         let mut events = sock.monitor();
         let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
         let event = |code: u32, value: i64, endpoint: String| {
@@ -1747,27 +1744,9 @@ fn proxy(
     let f = frontend.sock()?.clone();
     let b = backend.sock()?.clone();
     let c = capture.map(|c| c.sock().cloned()).transpose()?;
-    let run = {
-        let _g = frontend.handle.enter();
-        frontend
-            .handle
-            .spawn(async move { omq_tokio::proxy(&f, &b, c.as_ref()).await })
-    };
-    let run = Arc::new(Mutex::new(run));
-    let term = Some(&*frontend.terminating);
-    let r = wait_or_term(py, &frontend.handle, None, term, || {
-        let run = run.clone();
-        futures_util::future::poll_fn(move |cx| lock(&run).poll_unpin(cx))
-    });
-    match r {
-        Ok(Some(Ok(Ok(())))) | Ok(None) => Ok(()),
-        Ok(Some(Ok(Err(e)))) => Err(to_py(e)),
-        Ok(Some(Err(_))) => Err(zerr(ETERM, "proxy stopped")),
-        Err(e) => {
-            lock(&run).abort();
-            Err(e)
-        }
-    }
+    run_proxy(py, frontend, async move {
+        omq_tokio::proxy(&f, &b, c.as_ref()).await
+    })
 }
 
 /// libzmq's `zmq_proxy_steerable`: [`proxy`], steered by the commands read from `control`
@@ -1788,13 +1767,22 @@ fn proxy_steerable(
     let b = backend.sock()?.clone();
     let c = capture.map(|c| c.sock().cloned()).transpose()?;
     let k = control.sock()?.clone();
+    run_proxy(py, frontend, async move {
+        omq_tokio::proxy_steerable(&f, &b, c.as_ref(), &k)
+            .await
+            .map(|_| ())
+    })
+}
+
+/// Runs a proxy on the frontend's runtime and waits for it, GIL released, until it ends, the
+/// context terminates or Ctrl-C (which stops it).
+fn run_proxy<F>(py: Python<'_>, frontend: &RawSocket, proxy: F) -> PyResult<()>
+where
+    F: Future<Output = Result<(), Error>> + Send + 'static,
+{
     let run = {
         let _g = frontend.handle.enter();
-        frontend.handle.spawn(async move {
-            omq_tokio::proxy_steerable(&f, &b, c.as_ref(), &k)
-                .await
-                .map(|_| ())
-        })
+        frontend.handle.spawn(proxy)
     };
     let run = Arc::new(Mutex::new(run));
     let term = Some(&*frontend.terminating);

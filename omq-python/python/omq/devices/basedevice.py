@@ -47,6 +47,49 @@ class _Side:
         return s
 
 
+def _with_sides(*sides):
+    """Gives a device class `bind_X`, `connect_X`, `setsockopt_X` and `bind_X_to_random_port`
+    for each socket X named in `sides`: each records what to do when the device starts."""
+
+    def methods(side):
+        def bind(self, addr):
+            self._sides[side].binds.append(addr)
+
+        def connect(self, addr):
+            self._sides[side].connects.append(addr)
+
+        def setsockopt(self, opt, value):
+            self._sides[side].options.append((opt, value))
+
+        def bind_to_random_port(self, addr, *args, **kwargs):
+            return self._random_port(side, addr, *args, **kwargs)
+
+        bind.__doc__ = "Binds the %s socket to `addr` when the device starts." % side
+        connect.__doc__ = "Connects the %s socket to `addr` when the device starts." % side
+        setsockopt.__doc__ = "Sets an option of the %s socket when the device starts." % side
+        bind_to_random_port.__doc__ = (
+            "A free port on `addr` for the %s socket (Socket.bind_to_random_port's "
+            "arguments)." % side
+        )
+        return {
+            "bind_%s" % side: bind,
+            "connect_%s" % side: connect,
+            "setsockopt_%s" % side: setsockopt,
+            "bind_%s_to_random_port" % side: bind_to_random_port,
+        }
+
+    def add(cls):
+        for side in sides:
+            for name, f in methods(side).items():
+                f.__name__ = name
+                f.__qualname__ = "%s.%s" % (cls.__name__, name)
+                setattr(cls, name, f)
+        return cls
+
+    return add
+
+
+@_with_sides("in", "out")
 class Device:
     """A device run in the calling thread (`start()` blocks); see ThreadDevice and
     ProcessDevice for background ones.
@@ -107,38 +150,6 @@ class Device:
         except Exception:
             pass
 
-    def bind_in(self, addr):
-        """Binds the in socket to `addr` when the device starts."""
-        self._sides["in"].binds.append(addr)
-
-    def bind_out(self, addr):
-        """Binds the out socket to `addr` when the device starts."""
-        self._sides["out"].binds.append(addr)
-
-    def connect_in(self, addr):
-        """Connects the in socket to `addr` when the device starts."""
-        self._sides["in"].connects.append(addr)
-
-    def connect_out(self, addr):
-        """Connects the out socket to `addr` when the device starts."""
-        self._sides["out"].connects.append(addr)
-
-    def setsockopt_in(self, opt, value):
-        """Sets an option of the in socket when the device starts."""
-        self._sides["in"].options.append((opt, value))
-
-    def setsockopt_out(self, opt, value):
-        """Sets an option of the out socket when the device starts."""
-        self._sides["out"].options.append((opt, value))
-
-    def bind_in_to_random_port(self, addr, *args, **kwargs):
-        """A free port on `addr` for the in socket (Socket.bind_to_random_port's arguments)."""
-        return self._random_port("in", addr, *args, **kwargs)
-
-    def bind_out_to_random_port(self, addr, *args, **kwargs):
-        """A free port on `addr` for the out socket (Socket.bind_to_random_port's arguments)."""
-        return self._random_port("out", addr, *args, **kwargs)
-
     # --- running ---
 
     def _setup_sockets(self):
@@ -153,13 +164,17 @@ class Device:
                 both.connects += side.connects
             ins = both.make(ctx)
             return ins, ins
-        ins = self._sides["in"].make(ctx)
+        return tuple(self._with_socket([self._sides["in"].make(ctx)], "out"))
+
+    def _with_socket(self, sockets, side):
+        """`sockets` with the `side` socket made now; if that fails, closes `sockets`."""
         try:
-            outs = self._sides["out"].make(ctx)
+            sockets.append(self._sides[side].make(self._context))
         except BaseException:
-            ins.close()
+            for s in sockets:
+                s.close()
             raise
-        return ins, outs
+        return sockets
 
     def _sockets(self):
         """Makes every socket the device runs with, in `run_device`'s order."""
