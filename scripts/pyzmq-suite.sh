@@ -32,7 +32,8 @@ deselect=(
     tests/test_asyncio.py::test_shadow
     # pyzmq internals: the asyncio socket's private _recv_futures list.
     tests/test_asyncio.py::test_poll_leak
-    # omq copies every message, so a MessageTracker is done at once (no zero-copy tracking).
+    # omq never lends a mutable buffer (it copies, or holds an immutable bytes), so a
+    # MessageTracker is done at once (no zero-copy tracking).
     tests/test_socket.py::TestSocket::test_tracker
     # libzmq's exact ipc error text (path length limit quoted in the message).
     tests/test_socket.py::TestSocket::test_ipc_path_max_length_msg

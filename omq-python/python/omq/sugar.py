@@ -92,7 +92,8 @@ def _cls_name(cls):
 
 
 class MessageTracker:
-    """omq copies what it sends, so every send is done at once: a tracker that is done."""
+    """omq copies what it sends or holds an immutable bytes object, so the caller's buffer is free
+    at once: a tracker that is done."""
 
     def __init__(self, *towatch):
         self.events = set()
