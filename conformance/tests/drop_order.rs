@@ -381,6 +381,57 @@ fn last_reply_survives_the_runtime_end_on_glommio() {
     last_reply_survives_the_runtime_end::<GlommioRt>();
 }
 
+/// Several sockets still owe messages to peers that never come when their runtime ends: each
+/// waits out its own LINGER, all at the same time, so the end takes one LINGER, not one per
+/// socket (4 x 1.5 s one after the other would be 6 s).
+fn runtime_end_lingers_once_for_all_sockets<B: Rt>(tag: &str) {
+    const SOCKETS: usize = 4;
+    const LINGER_MS: u64 = 1500;
+    let before = reports();
+    let mut rt = B::make();
+    let body_done = rt.run(async {
+        let mut held = Vec::new();
+        for i in 0..SOCKETS {
+            let owing = Socket::<B>::new(SocketType::Push, linger(LINGER_MS)).unwrap();
+            owing
+                .connect(ipc(&format!("{tag}-nobody-{i}")))
+                .await
+                .unwrap();
+            owing.send(Message::from("owed")).await.unwrap();
+            held.push(owing);
+        }
+        B::hold(Box::new(held));
+        // Let the holder start.
+        sleep::<B::R>(Duration::from_millis(20)).await;
+        Instant::now()
+    });
+    let ending = body_done.elapsed();
+    drop(rt);
+    assert!(
+        ending >= Duration::from_millis(LINGER_MS - 100),
+        "the sockets were closed without their LINGER ({ending:?})"
+    );
+    assert!(
+        ending < Duration::from_millis(LINGER_MS * 2 + 500),
+        "the runtime's end lingered socket by socket ({ending:?} for {SOCKETS} sockets of \
+         {LINGER_MS} ms each)"
+    );
+    assert!(
+        reports() - before >= SOCKETS,
+        "every socket whose messages were discarded is reported"
+    );
+}
+
+#[test]
+fn runtime_end_lingers_once_for_all_sockets_on_monoio() {
+    runtime_end_lingers_once_for_all_sockets::<MonoioRt>("monoio-once");
+}
+
+#[test]
+fn runtime_end_lingers_once_for_all_sockets_on_glommio() {
+    runtime_end_lingers_once_for_all_sockets::<GlommioRt>("glommio-once");
+}
+
 /// Only names the runtime for [`Left`] in the raw tests.
 struct RawRt<R>(std::marker::PhantomData<R>);
 impl<R: Runtime> Rt for RawRt<R> {

@@ -650,7 +650,9 @@ pub async fn close_orphans<R: Runtime>() {
             .filter_map(|w| w.upgrade())
             .collect()
     });
-    for shared in open {
+    // All at once: each waits out its own LINGER, so the runtime's end takes the longest one
+    // (at most DROP_LINGER_CAP), not their sum.
+    futures_util::future::join_all(open.into_iter().map(|shared| async move {
         let linger = shared
             .with(|st| st.core.options().get_linger())
             .map_or(crate::socket::DROP_LINGER_CAP, |l| {
@@ -668,7 +670,8 @@ pub async fn close_orphans<R: Runtime>() {
         }
         #[cfg(not(feature = "tracing"))]
         let _ = flushed;
-    }
+    }))
+    .await;
 }
 
 /// Marks the keeper gone when its task ends or is dropped unfinished (its runtime shut down).
