@@ -2,7 +2,7 @@
 # Runs every omq test: unit, property, simulated-network, interop against a real libzmq
 # (installed first if missing), the Python binding's own tests and pyzmq's test modules against
 # it (scripts/test-python.sh, scripts/pyzmq-suite.sh), network faults between namespaces (as
-# root), a 2.5-minute soak (scripts/soak.sh), then a short smoke of every fuzz target (scripts/fuzz.sh, 15 s
+# root), a 2.5-minute soak (scripts/soak.sh), then a short smoke of every fuzz target (scripts/fuzz.sh, 8 s
 # each; OMQ_FUZZ_SMOKE_SECS changes it, 0 skips it). Before the Python part, cargo-mutants runs on
 # the omq-core lines changed since .ci/mutants-base (scripts/mutants.sh --change; OMQ_MUTANTS=0
 # skips it). Each test runs under cargo-nextest with a
@@ -29,7 +29,7 @@ soak="${OMQ_SOAK_MINUTES:-2.5}"
 if [ "$soak" != 0 ]; then
     bash scripts/soak.sh "$soak"
 fi
-secs="${OMQ_FUZZ_SMOKE_SECS:-15}"
+secs="${OMQ_FUZZ_SMOKE_SECS:-8}"
 if [ "$secs" != 0 ]; then
     bash scripts/fuzz.sh "$secs"
 fi
