@@ -448,6 +448,44 @@ mod tests {
         assert_eq!(buf.len(), 3 * SLICE_MIN - SLICE_MIN - 2 * INLINE_CAP - 1);
     }
 
+    /// Where a received part starts, to tell parts that share an arena (each right after the
+    /// one before) from parts with allocations of their own.
+    fn addr(p: &Part) -> usize {
+        p.as_slice().as_ptr() as usize
+    }
+
+    /// The tiers as documented, in literal sizes (a test written in terms of the constants
+    /// would hold whatever they were): parts of up to 2 KiB share 8 KiB arenas.
+    #[test]
+    fn four_2k_parts_share_one_8k_arena() {
+        let mut buf = BytesMut::from(&vec![7u8; 16 * 1024][..]);
+        let mut arena = BytesMut::new();
+        let first = Part::take_from(&mut buf, 2048, &mut arena);
+        let mut last = addr(&first);
+        for i in 1..4 {
+            let p = Part::take_from(&mut buf, 2048, &mut arena);
+            assert_eq!(addr(&p), last + 2048, "part {i} shares the arena");
+            last = addr(&p);
+        }
+        // The arena is full: the next part starts another one.
+        let next = Part::take_from(&mut buf, 2048, &mut arena);
+        assert_ne!(addr(&next), last + 2048);
+    }
+
+    #[test]
+    fn parts_past_2k_get_their_own_allocation() {
+        let mut buf = BytesMut::from(&vec![7u8; 8 * 1024][..]);
+        let mut arena = BytesMut::new();
+        let a = Part::take_from(&mut buf, 2049, &mut arena);
+        assert!(a.shared().is_some());
+        // Not a slice of the read buffer: the buffer's next bytes would follow the part's.
+        assert_ne!(addr(&a) + a.len(), buf.as_ptr() as usize);
+        let b = Part::take_from(&mut buf, 100, &mut arena);
+        let c = Part::take_from(&mut buf, 100, &mut arena);
+        assert_ne!(addr(&b), addr(&a) + a.len(), "not in the arena");
+        assert_eq!(addr(&c), addr(&b) + 100, "small parts share the arena");
+    }
+
     #[test]
     fn part_stays_small() {
         // A part is about the size of a `Bytes` plus a tag: a queued message of small parts
