@@ -75,11 +75,17 @@ impl Backend for MonoioBackend {
     type R = omq_monoio::Monoio;
     const NAME: &'static str = "monoio";
     fn block_on<F: Future>(f: F) -> F::Output {
+        // A runtime built by hand ends with close_orphans, as omq_monoio::block_on does:
+        // monoio never drops pending tasks, so a listener would keep its ipc file.
         monoio::RuntimeBuilder::<monoio::FusionDriver>::new()
             .enable_timer()
             .build()
             .expect("monoio runtime")
-            .block_on(f)
+            .block_on(async {
+                let out = f.await;
+                omq_monoio::close_orphans().await;
+                out
+            })
     }
 }
 
@@ -91,11 +97,17 @@ impl Backend for MonoioLegacyBackend {
     type R = omq_monoio::Monoio;
     const NAME: &'static str = "monoio-legacy";
     fn block_on<F: Future>(f: F) -> F::Output {
+        // A runtime built by hand ends with close_orphans, as omq_monoio::block_on does:
+        // monoio never drops pending tasks, so a listener would keep its ipc file.
         monoio::RuntimeBuilder::<monoio::LegacyDriver>::new()
             .enable_timer()
             .build()
             .expect("monoio runtime")
-            .block_on(f)
+            .block_on(async {
+                let out = f.await;
+                omq_monoio::close_orphans().await;
+                out
+            })
     }
 }
 
