@@ -55,6 +55,7 @@ mod tests {
         let mut d = Dealer::default();
         let a = h.add(&mut d);
         let b = h.add(&mut d);
+        assert!(d.can_send(&h.pipes, &h.options));
         d.send(&mut h.ctx(), Message::multipart(["", "1"])).unwrap();
         d.send(&mut h.ctx(), Message::from("2")).unwrap();
         assert!(!d.can_send(&h.pipes, &h.options));
@@ -68,5 +69,19 @@ mod tests {
         assert!(d.can_recv(&mut h.ctx()));
         assert_eq!(d.recv(&mut h.ctx()), Ok(Message::multipart(["x", "y"])));
         assert!(!d.can_recv(&mut h.ctx()));
+    }
+
+    #[test]
+    fn a_detached_peer_is_sent_nothing_more() {
+        let mut h = Harness::default();
+        let mut d = Dealer::default();
+        let a = h.add(&mut d);
+        let b = h.add(&mut d);
+        d.detach(&mut h.ctx(), a, None);
+        for i in 0..4 {
+            d.send(&mut h.ctx(), Message::from(format!("{i}"))).unwrap();
+        }
+        assert!(h.out(a).is_empty(), "the detached peer got messages");
+        assert_eq!(h.out(b).len(), 4);
     }
 }

@@ -57,6 +57,7 @@ mod tests {
         let mut h = Harness::default();
         let mut pair = Pair::default();
         let a = h.add(&mut pair);
+        assert!(pair.can_send(&h.pipes, &h.options), "room towards the peer");
         let b = h.pipes.insert(Origin::Connect(0), PipeState::Active);
         assert_eq!(pair.attach(&mut h.ctx(), b), Attach::Refused);
         pair.send(&mut h.ctx(), Message::from("x")).unwrap();
