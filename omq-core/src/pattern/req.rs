@@ -155,6 +155,10 @@ mod tests {
         // A stray message from the other peer and a malformed one from the right peer are
         // discarded; the reply is delivered without its delimiter.
         h.arrive(&mut req, b, Message::multipart(["", "stray"]));
+        assert!(
+            h.pipes.get(b).unwrap().inbound.is_empty(),
+            "a message from a peer no request waits on is dropped, not queued"
+        );
         h.arrive(&mut req, a, Message::multipart(["no delimiter"]));
         assert_eq!(req.recv(&mut h.ctx()), Err(RecvError::WouldBlock));
         h.arrive(&mut req, a, Message::multipart(["", "r"]));
