@@ -204,4 +204,20 @@ mod tests {
         h.arrive(&mut req, b, Message::multipart(["", "to 2"]));
         assert_eq!(req.recv(&mut h.ctx()), Ok(Message::from("to 2")));
     }
+
+    #[test]
+    fn a_detached_peer_is_sent_no_request() {
+        let mut h = Harness::default();
+        let mut req = Req::new(0);
+        let a = h.add(&mut req);
+        let b = h.add(&mut req);
+        req.detach(&mut h.ctx(), a, None);
+        for i in 0..3 {
+            req.send(&mut h.ctx(), Message::from(format!("{i}"))).unwrap();
+            h.arrive(&mut req, b, Message::multipart(["", "r"]));
+            assert_eq!(req.recv(&mut h.ctx()), Ok(Message::from("r")));
+        }
+        assert!(h.out(a).is_empty(), "the detached peer got a request");
+        assert_eq!(h.out(b).len(), 3);
+    }
 }

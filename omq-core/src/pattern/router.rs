@@ -155,6 +155,8 @@ mod tests {
         let mut h = Harness::default();
         let mut r = Router::new(0);
         let (a, _) = peer(&mut h, &mut r, b"A");
+        // A ROUTER send never waits, whoever it is for.
+        assert!(r.can_send(&h.pipes, &h.options));
         assert_eq!(
             r.send(&mut h.ctx(), Message::multipart(["nobody", "x"])),
             Ok(())
