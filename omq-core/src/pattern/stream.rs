@@ -133,10 +133,19 @@ mod tests {
             ),
             Err(SendError::WouldBlock(_))
         ));
+        assert!(s.can_send(&h.pipes, &h.options), "a STREAM send never waits");
+        assert!(!s.can_recv(&mut h.ctx()));
         h.arrive(&mut s, a, Message::from("bytes in"));
+        assert!(s.can_recv(&mut h.ctx()));
         assert_eq!(
             s.recv(&mut h.ctx()),
-            Ok(Message::multipart([id, Bytes::from("bytes in")]))
+            Ok(Message::multipart([id.clone(), Bytes::from("bytes in")]))
         );
+        // Once the connection is gone its id names nobody.
+        s.detach(&mut h.ctx(), a, Some(&id));
+        assert!(matches!(
+            s.send(&mut h.ctx(), Message::multipart([id, Bytes::from("late")])),
+            Err(SendError::HostUnreachable(_))
+        ));
     }
 }
