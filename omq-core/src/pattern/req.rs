@@ -213,7 +213,8 @@ mod tests {
         let b = h.add(&mut req);
         req.detach(&mut h.ctx(), a, None);
         for i in 0..3 {
-            req.send(&mut h.ctx(), Message::from(format!("{i}"))).unwrap();
+            req.send(&mut h.ctx(), Message::from(format!("{i}")))
+                .unwrap();
             h.arrive(&mut req, b, Message::multipart(["", "r"]));
             assert_eq!(req.recv(&mut h.ctx()), Ok(Message::from("r")));
         }

@@ -117,7 +117,10 @@ mod tests {
         let mut s = SinglePart(Server::new(u32::MAX));
         let a = h.add(&mut s);
         let b = h.add(&mut s);
-        assert!(s.can_send(&h.pipes, &h.options), "a SERVER send never waits");
+        assert!(
+            s.can_send(&h.pipes, &h.options),
+            "a SERVER send never waits"
+        );
         // Numbers skip 0 on wrapping.
         assert_eq!((id_of(&h, a), id_of(&h, b)), (u32::MAX, 1));
         h.arrive(&mut s, b, Message::from("from b"));

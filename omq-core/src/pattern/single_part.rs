@@ -97,13 +97,19 @@ mod tests {
         let mut h = Harness::with_options(Options::default().send_hwm(1));
         let mut client = SinglePart(Dealer::default());
         let a = h.add(&mut client);
-        assert!(client.can_send(&h.pipes, &h.options), "the wrapped DEALER has room");
+        assert!(
+            client.can_send(&h.pipes, &h.options),
+            "the wrapped DEALER has room"
+        );
         assert!(matches!(
             client.send(&mut h.ctx(), Message::multipart(["a", "b"])),
             Err(SendError::InvalidMessage(m, MessageError::Multipart)) if m.len() == 2
         ));
         client.send(&mut h.ctx(), Message::from("one")).unwrap();
-        assert!(!client.can_send(&h.pipes, &h.options), "the wrapped DEALER is full");
+        assert!(
+            !client.can_send(&h.pipes, &h.options),
+            "the wrapped DEALER is full"
+        );
         assert_eq!(h.out(a), [Message::from("one")]);
         h.arrive(&mut client, a, Message::multipart(["x", "y"]));
         assert!(!client.can_recv(&mut h.ctx()));

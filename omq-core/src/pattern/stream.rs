@@ -133,7 +133,10 @@ mod tests {
             ),
             Err(SendError::WouldBlock(_))
         ));
-        assert!(s.can_send(&h.pipes, &h.options), "a STREAM send never waits");
+        assert!(
+            s.can_send(&h.pipes, &h.options),
+            "a STREAM send never waits"
+        );
         assert!(!s.can_recv(&mut h.ctx()));
         h.arrive(&mut s, a, Message::from("bytes in"));
         assert!(s.can_recv(&mut h.ctx()));
