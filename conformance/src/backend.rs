@@ -82,7 +82,9 @@ impl Backend for MonoioBackend {
             .build()
             .expect("monoio runtime")
             .block_on(async {
-                let out = f.await;
+                // Boxed: in a debug build the wrapper would otherwise hold a second copy of a
+                // scenario's large future on the test thread's stack (it overflowed).
+                let out = Box::pin(f).await;
                 omq_monoio::close_orphans().await;
                 out
             })
@@ -104,7 +106,9 @@ impl Backend for MonoioLegacyBackend {
             .build()
             .expect("monoio runtime")
             .block_on(async {
-                let out = f.await;
+                // Boxed: in a debug build the wrapper would otherwise hold a second copy of a
+                // scenario's large future on the test thread's stack (it overflowed).
+                let out = Box::pin(f).await;
                 omq_monoio::close_orphans().await;
                 out
             })
