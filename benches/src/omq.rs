@@ -175,11 +175,7 @@ impl Backend for GlommioSt {
                 .spin_before_park(Duration::from_micros(us))
                 .make()
                 .expect("glommio executor")
-                .run(async {
-                    let out = f.await;
-                    omq_glommio::close_orphans().await;
-                    out
-                }),
+                .run(omq_glommio::run_then_close(f)),
             None => omq_glommio::block_on(f).expect("glommio executor"),
         }
     }

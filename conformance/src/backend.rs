@@ -75,19 +75,13 @@ impl Backend for MonoioBackend {
     type R = omq_monoio::Monoio;
     const NAME: &'static str = "monoio";
     fn block_on<F: Future>(f: F) -> F::Output {
-        // A runtime built by hand ends with close_orphans, as omq_monoio::block_on does:
-        // monoio never drops pending tasks, so a listener would keep its ipc file.
+        // A runtime built by hand ends as omq_monoio::block_on does (close_orphans): monoio
+        // never drops pending tasks, so a listener would keep its ipc file.
         monoio::RuntimeBuilder::<monoio::FusionDriver>::new()
             .enable_timer()
             .build()
             .expect("monoio runtime")
-            .block_on(async {
-                // Boxed: in a debug build the wrapper would otherwise hold a second copy of a
-                // scenario's large future on the test thread's stack (it overflowed).
-                let out = Box::pin(f).await;
-                omq_monoio::close_orphans().await;
-                out
-            })
+            .block_on(omq_monoio::run_then_close(f))
     }
 }
 
@@ -99,19 +93,13 @@ impl Backend for MonoioLegacyBackend {
     type R = omq_monoio::Monoio;
     const NAME: &'static str = "monoio-legacy";
     fn block_on<F: Future>(f: F) -> F::Output {
-        // A runtime built by hand ends with close_orphans, as omq_monoio::block_on does:
-        // monoio never drops pending tasks, so a listener would keep its ipc file.
+        // A runtime built by hand ends as omq_monoio::block_on does (close_orphans): monoio
+        // never drops pending tasks, so a listener would keep its ipc file.
         monoio::RuntimeBuilder::<monoio::LegacyDriver>::new()
             .enable_timer()
             .build()
             .expect("monoio runtime")
-            .block_on(async {
-                // Boxed: in a debug build the wrapper would otherwise hold a second copy of a
-                // scenario's large future on the test thread's stack (it overflowed).
-                let out = Box::pin(f).await;
-                omq_monoio::close_orphans().await;
-                out
-            })
+            .block_on(omq_monoio::run_then_close(f))
     }
 }
 

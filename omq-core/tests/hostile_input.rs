@@ -611,3 +611,69 @@ fn can_recv_says_exactly_whether_recv_would_succeed() {
         assert!(!s.can_recv(), "{t:?}: the message was taken");
     }
 }
+
+#[test]
+fn a_stray_subscribe_or_cancel_is_ignored_and_reading_goes_on() {
+    // SUBSCRIBE and CANCEL are ZMTP 3.1 commands any peer can send, whatever the socket types.
+    // A socket that takes no subscriptions ignores them and reads on: were the event held for
+    // room that never comes, one command would stall the connection for good.
+    use omq_core::wire::command::Command;
+    let pairs: &[(SocketType, &[u8])] = &[
+        (SocketType::Pull, b"PUSH"),
+        (SocketType::Pair, b"PAIR"),
+        (SocketType::Dealer, b"ROUTER"),
+        (SocketType::Router, b"DEALER"),
+        (SocketType::Rep, b"REQ"),
+        (SocketType::Sub, b"PUB"),
+        (SocketType::XSub, b"XPUB"),
+        (SocketType::Server, b"CLIENT"),
+        (SocketType::Client, b"SERVER"),
+        (SocketType::Gather, b"SCATTER"),
+        (SocketType::Channel, b"CHANNEL"),
+        (SocketType::Peer, b"PEER"),
+        (SocketType::Radio, b"DISH"),
+        (SocketType::Scatter, b"GATHER"),
+        (SocketType::Push, b"PULL"),
+    ];
+    let now = Instant::now();
+    for &(t, peer) in pairs {
+        let (mut sock, mut conn, mut buf) = with_null_peer(t, Options::default(), peer);
+        if t == SocketType::Sub {
+            sock.subscribe(b"").unwrap();
+        }
+        if t == SocketType::XSub {
+            sock.send(Message::from(&b"\x01"[..])).unwrap();
+        }
+        for cmd in [
+            Command::Subscribe(Bytes::from_static(b"topic")),
+            Command::Cancel(Bytes::from_static(b"topic")),
+        ] {
+            let body = cmd.to_bytes();
+            encode_header(&mut buf, false, true, body.len());
+            buf.extend_from_slice(&body);
+        }
+        // A REQ's request starts with an empty delimiter; every other peer sends one part.
+        if t == SocketType::Rep {
+            encode_header(&mut buf, true, false, 0);
+        }
+        encode_header(&mut buf, false, false, 5);
+        buf.extend_from_slice(b"after");
+        conn.handle_input(&mut sock, &mut buf, now)
+            .unwrap_or_else(|e| panic!("{t:?}: {e:?}"));
+        assert!(
+            conn.wants_read(),
+            "{t:?} stopped reading at a stray SUBSCRIBE"
+        );
+        assert!(buf.is_empty(), "{t:?} left bytes unread");
+        if matches!(
+            t,
+            SocketType::Radio | SocketType::Scatter | SocketType::Push
+        ) {
+            continue; // they receive no messages at all
+        }
+        let m = sock
+            .recv()
+            .unwrap_or_else(|e| panic!("{t:?}: the message after the commands: {e:?}"));
+        assert_eq!(&m.parts()[m.parts().len() - 1][..], b"after", "{t:?}");
+    }
+}
