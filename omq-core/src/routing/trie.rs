@@ -555,6 +555,33 @@ mod tests {
     }
 
     #[test]
+    fn children_room_is_given_back_once_three_quarters_is_unused() {
+        // Not on every cancel (a reallocation each time), but once at most a quarter of the
+        // room is used: memory follows a mass cancel down.
+        let mut t: Trie<u32> = Trie::new();
+        for b in 0..64u8 {
+            t.add(&[b]);
+        }
+        assert_eq!(t.root.children.capacity(), 64);
+        t.remove(&[0]);
+        assert_eq!(t.root.children.capacity(), 64, "one cancel keeps the room");
+        for b in 1..48u8 {
+            t.remove(&[b]);
+        }
+        assert_eq!(t.root.children.len(), 16);
+        assert_eq!(t.root.children.capacity(), 16, "a quarter used: shrunk");
+        for b in 48..60u8 {
+            t.remove(&[b]);
+        }
+        assert_eq!(
+            t.root.children.capacity(),
+            4,
+            "and again at a quarter of that"
+        );
+        check_shape(&t);
+    }
+
+    #[test]
     fn remove_pipe_prunes_in_one_walk() {
         let [a, b] = pipes(2)[..] else { unreachable!() };
         let mut t: Trie<PipeSet> = Trie::new();
