@@ -130,6 +130,12 @@ pub enum Case {
     /// libzmq peer are served meanwhile; once they close, open descriptors return to the
     /// baseline and live heap to within 4 MB of it.
     StalledHandshakes,
+    /// The victim's process has no descriptor left (RLIMIT_NOFILE lowered to what is open)
+    /// while 32 connections wait to be accepted. Every accept fails with EMFILE: the listener
+    /// must report it (ACCEPT_FAILED) and wait between tries, as libzmq does, rather than spin
+    /// (at most a few dozen failures in 1.5 s, where a spinning loop makes thousands), and
+    /// accept again once descriptors are free: a real omq and libzmq peer are then served.
+    DescriptorsExhausted,
     /// A DEALER whose READY carries a 300-byte `Identity`: a ROUTER must never deliver a
     /// routing id longer than 255 bytes (spec 23).
     RouterLongIdentity,
@@ -700,6 +706,7 @@ async fn run<R: Runtime>(case: Case, backend: &'static str) {
         Case::CurveZeroShortTermKey => curve_zero_key::<R>(label).await,
         Case::EmptyMoreFrames => empty_more_frames::<R>(label).await,
         Case::StalledHandshakes => stalled_handshakes::<R>(label).await,
+        Case::DescriptorsExhausted => descriptors_exhausted::<R>(label).await,
         Case::RouterLongIdentity => router_long_identity::<R>(label).await,
         Case::ReadyHugePropertyValue => huge_property_value::<R>(label).await,
         Case::GarbageInsteadOfGreeting => {
@@ -1109,6 +1116,79 @@ async fn stalled_handshakes<R: Runtime>(label: &str) {
         "{label}: {heap} still held after the stalled connections closed"
     );
     v.served_by_omq(label).await;
+}
+
+async fn descriptors_exhausted<R: Runtime>(label: &str) {
+    const PENDING: usize = 32;
+    const HOLD: Duration = Duration::from_millis(1500);
+    // A listener that waits ~100 ms between failed accepts makes about 15 failures in HOLD.
+    const MAX_FAILURES: usize = 60;
+    use rlimit::Resource;
+    let v = Victim::<R>::bind(Kind::Pull, Options::default()).await;
+    let mut events = v.socket.monitor();
+    // The attacker's sockets exist before the limit comes down; connecting needs no new
+    // descriptor, and the kernel completes the handshakes into the listen backlog.
+    let socks: Vec<socket2::Socket> = (0..PENDING)
+        .map(|_| {
+            socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)
+                .expect("attacker socket")
+        })
+        .collect();
+    let (soft, hard) = Resource::NOFILE.get().expect("getrlimit");
+    // RLIMIT_NOFILE bounds descriptor *numbers*: set it to the lowest free one, so that the
+    // next descriptor anyone opens is refused.
+    let lowest_free = {
+        let probe = std::fs::File::open("/dev/null").expect("probe descriptor");
+        std::os::fd::AsRawFd::as_raw_fd(&probe) as u64
+    };
+    Resource::NOFILE
+        .set(lowest_free, hard)
+        .expect("lowering RLIMIT_NOFILE");
+    let addr = v.addr;
+    let connected = attack("descriptors-exhausted", move || {
+        for (i, s) in socks.iter().enumerate() {
+            s.connect(&addr.into()).ctx(&format!("connection {i}"))?;
+        }
+        Ok(socks)
+    })
+    .join::<R>(|| {})
+    .await;
+    let start = Instant::now();
+    let mut failures = 0usize;
+    let mut errnos = Vec::new();
+    while let Some(left) = HOLD.checked_sub(start.elapsed()) {
+        match within_opt::<R, _>(left, events.next()).await {
+            Some(Some(e)) if e.kind == EventKind::AcceptFailed => {
+                failures += 1;
+                if !errnos.contains(&e.value) {
+                    errnos.push(e.value);
+                }
+            }
+            Some(Some(_)) => {}
+            Some(None) => panic!("{label}: the monitor ended"),
+            None => break,
+        }
+    }
+    Resource::NOFILE
+        .set(soft, hard)
+        .expect("restoring RLIMIT_NOFILE");
+    drop(connected);
+    println!("{label}: {failures} failed accepts in {HOLD:?}, errnos {errnos:?}");
+    assert!(
+        failures >= 1,
+        "{label}: no accept failed while no descriptor was free"
+    );
+    assert_eq!(
+        errnos,
+        vec![i64::from(libc::EMFILE)],
+        "{label}: accepts failed with other errors"
+    );
+    assert!(
+        failures <= MAX_FAILURES,
+        "{label}: {failures} failed accepts in {HOLD:?}: the listener spins on EMFILE"
+    );
+    v.served_by_omq(label).await;
+    v.served_by_libzmq(label).await;
 }
 
 /// A DEALER announcing a 300-byte Identity to a ROUTER.
@@ -1743,6 +1823,7 @@ macro_rules! hostile_suite {
                 curve_hello_with_all_zero_short_term_key: CurveZeroShortTermKey,
                 a_million_empty_more_frames: EmptyMoreFrames,
                 a_thousand_stalled_handshakes: StalledHandshakes,
+                accepts_failing_for_want_of_descriptors: DescriptorsExhausted,
                 router_identity_longer_than_255_bytes: RouterLongIdentity,
                 ready_property_value_of_2_31_bytes: ReadyHugePropertyValue,
                 garbage_instead_of_greeting: GarbageInsteadOfGreeting,
