@@ -136,6 +136,11 @@ pub enum Case {
     /// (at most a few dozen failures in 1.5 s, where a spinning loop makes thousands), and
     /// accept again once descriptors are free: a real omq and libzmq peer are then served.
     DescriptorsExhausted,
+    /// The dialling side has no descriptor left: a PUSH connects while RLIMIT_NOFILE leaves
+    /// its process none. Every attempt fails at once; the socket must retry at its
+    /// RECONNECT_IVL (100 ms by default: at most 60 retries in 1.5 s, where a spinning dialer
+    /// makes thousands), connect once descriptors are free, and deliver.
+    DialWithoutDescriptors,
     /// A DEALER whose READY carries a 300-byte `Identity`: a ROUTER must never deliver a
     /// routing id longer than 255 bytes (spec 23).
     RouterLongIdentity,
@@ -707,6 +712,7 @@ async fn run<R: Runtime>(case: Case, backend: &'static str) {
         Case::EmptyMoreFrames => empty_more_frames::<R>(label).await,
         Case::StalledHandshakes => stalled_handshakes::<R>(label).await,
         Case::DescriptorsExhausted => descriptors_exhausted::<R>(label).await,
+        Case::DialWithoutDescriptors => dial_without_descriptors::<R>(label).await,
         Case::RouterLongIdentity => router_long_identity::<R>(label).await,
         Case::ReadyHugePropertyValue => huge_property_value::<R>(label).await,
         Case::GarbageInsteadOfGreeting => {
@@ -1118,12 +1124,86 @@ async fn stalled_handshakes<R: Runtime>(label: &str) {
     v.served_by_omq(label).await;
 }
 
+/// While alive, no new descriptor can be opened in this process: RLIMIT_NOFILE bounds
+/// descriptor *numbers*, and it is set to the lowest free one. Dropping it restores the limit.
+struct NoDescriptors {
+    soft: u64,
+    hard: u64,
+}
+
+impl NoDescriptors {
+    fn take() -> NoDescriptors {
+        use rlimit::Resource;
+        let (soft, hard) = Resource::NOFILE.get().expect("getrlimit");
+        let lowest_free = {
+            let probe = std::fs::File::open("/dev/null").expect("probe descriptor");
+            std::os::fd::AsRawFd::as_raw_fd(&probe) as u64
+        };
+        Resource::NOFILE
+            .set(lowest_free, hard)
+            .expect("lowering RLIMIT_NOFILE");
+        NoDescriptors { soft, hard }
+    }
+}
+
+impl Drop for NoDescriptors {
+    fn drop(&mut self) {
+        rlimit::Resource::NOFILE
+            .set(self.soft, self.hard)
+            .expect("restoring RLIMIT_NOFILE");
+    }
+}
+
+async fn dial_without_descriptors<R: Runtime>(label: &str) {
+    const HOLD: Duration = Duration::from_millis(1500);
+    const MAX_RETRIES: usize = 60;
+    let pull = Socket::<R>::new(SocketType::Pull, Options::default()).unwrap();
+    let ep = pull.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
+    let push = Socket::<R>::new(
+        SocketType::Push,
+        Options::default().linger(Some(Duration::ZERO)),
+    )
+    .unwrap();
+    let mut events = push.monitor();
+    let limit = NoDescriptors::take();
+    push.connect(&ep)
+        .await
+        .unwrap_or_else(|e| panic!("{label}: connect: {e}"));
+    let start = Instant::now();
+    let (mut retries, mut connected) = (0usize, false);
+    while let Some(left) = HOLD.checked_sub(start.elapsed()) {
+        match within_opt::<R, _>(left, events.next()).await {
+            Some(Some(e)) if e.kind == EventKind::ConnectRetried => retries += 1,
+            Some(Some(e)) if e.kind == EventKind::Connected => connected = true,
+            Some(Some(_)) => {}
+            Some(None) => panic!("{label}: the monitor ended"),
+            None => break,
+        }
+    }
+    drop(limit);
+    println!("{label}: {retries} retries in {HOLD:?}");
+    assert!(!connected, "{label}: connected with no descriptor free");
+    assert!(
+        retries >= 1,
+        "{label}: no retry while no descriptor was free"
+    );
+    assert!(
+        retries <= MAX_RETRIES,
+        "{label}: {retries} retries in {HOLD:?}: the dialer spins"
+    );
+    let what = format!("{label}: no delivery once descriptors were free");
+    within::<R, _>(SERVE, &what, async {
+        push.send(Message::from(REAL)).await.unwrap();
+        assert_eq!(pull.recv().await.unwrap(), Message::from(REAL));
+    })
+    .await;
+}
+
 async fn descriptors_exhausted<R: Runtime>(label: &str) {
     const PENDING: usize = 32;
     const HOLD: Duration = Duration::from_millis(1500);
     // A listener that waits ~100 ms between failed accepts makes about 15 failures in HOLD.
     const MAX_FAILURES: usize = 60;
-    use rlimit::Resource;
     let v = Victim::<R>::bind(Kind::Pull, Options::default()).await;
     let mut events = v.socket.monitor();
     // The attacker's sockets exist before the limit comes down; connecting needs no new
@@ -1134,16 +1214,7 @@ async fn descriptors_exhausted<R: Runtime>(label: &str) {
                 .expect("attacker socket")
         })
         .collect();
-    let (soft, hard) = Resource::NOFILE.get().expect("getrlimit");
-    // RLIMIT_NOFILE bounds descriptor *numbers*: set it to the lowest free one, so that the
-    // next descriptor anyone opens is refused.
-    let lowest_free = {
-        let probe = std::fs::File::open("/dev/null").expect("probe descriptor");
-        std::os::fd::AsRawFd::as_raw_fd(&probe) as u64
-    };
-    Resource::NOFILE
-        .set(lowest_free, hard)
-        .expect("lowering RLIMIT_NOFILE");
+    let limit = NoDescriptors::take();
     let addr = v.addr;
     let connected = attack("descriptors-exhausted", move || {
         for (i, s) in socks.iter().enumerate() {
@@ -1169,9 +1240,7 @@ async fn descriptors_exhausted<R: Runtime>(label: &str) {
             None => break,
         }
     }
-    Resource::NOFILE
-        .set(soft, hard)
-        .expect("restoring RLIMIT_NOFILE");
+    drop(limit);
     drop(connected);
     println!("{label}: {failures} failed accepts in {HOLD:?}, errnos {errnos:?}");
     assert!(
@@ -1824,6 +1893,7 @@ macro_rules! hostile_suite {
                 a_million_empty_more_frames: EmptyMoreFrames,
                 a_thousand_stalled_handshakes: StalledHandshakes,
                 accepts_failing_for_want_of_descriptors: DescriptorsExhausted,
+                connects_failing_for_want_of_descriptors: DialWithoutDescriptors,
                 router_identity_longer_than_255_bytes: RouterLongIdentity,
                 ready_property_value_of_2_31_bytes: ReadyHugePropertyValue,
                 garbage_instead_of_greeting: GarbageInsteadOfGreeting,
