@@ -202,6 +202,9 @@ impl Backend for AsyncIoBackend {
     type R = AsyncIo;
     const NAME: &'static str = "async-io (plugged in)";
     fn block_on<F: Future>(f: F) -> F::Output {
-        async_io::block_on(executor().run(f))
+        // The executor outlives this call, and its tasks run only while a `block_on` does:
+        // close what the scenario left open before returning, or the sockets' listeners (and
+        // their ipc files) would stay for the life of the thread.
+        async_io::block_on(executor().run(omq_driver::run_then_close::<AsyncIo, F>(f)))
     }
 }

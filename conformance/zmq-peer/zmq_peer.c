@@ -64,6 +64,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #define MAX_SOCKETS 1024
@@ -72,9 +73,14 @@
 /* ------------------------------------------------------------------------ */
 /* State                                                                     */
 
+#define MAX_IPC_FILES 8
+
 typedef struct {
     void *sock; /* the socket under test, NULL if none / closed */
     void *mon;  /* PAIR connected to the socket's monitor, NULL if none */
+    /* Socket files this socket bound: libzmq 4.3 removes an ipc file on zmq_unbind but not
+     * on zmq_close, so the peer removes them itself when it closes the socket. */
+    char *ipc_files[MAX_IPC_FILES];
 } slot_t;
 
 static void *g_ctx;
@@ -415,6 +421,33 @@ static const named_t event_names[] = {
 /* ------------------------------------------------------------------------ */
 /* Helpers                                                                   */
 
+/* Forgets the socket file of `endpoint` (an unbind removed it), or every one with NULL. */
+static void forget_ipc_files(int id, const char *endpoint, int unlink_them)
+{
+    for (int i = 0; i < MAX_IPC_FILES; i++) {
+        char *f = g_slots[id].ipc_files[i];
+        if (!f || (endpoint && strcmp(endpoint + 6, f) != 0))
+            continue;
+        if (unlink_them)
+            unlink(f);
+        free(f);
+        g_slots[id].ipc_files[i] = NULL;
+    }
+}
+
+static void remember_ipc_file(int id, const char *endpoint)
+{
+    /* A path, not an abstract name (`ipc://@name` leaves no file). */
+    if (strncmp(endpoint, "ipc://", 6) != 0 || endpoint[6] == '@' || endpoint[6] == '\0')
+        return;
+    for (int i = 0; i < MAX_IPC_FILES; i++) {
+        if (!g_slots[id].ipc_files[i]) {
+            g_slots[id].ipc_files[i] = strdup(endpoint + 6);
+            return;
+        }
+    }
+}
+
 static void close_slot(int id)
 {
     if (g_slots[id].sock) {
@@ -423,6 +456,7 @@ static void close_slot(int id)
         zmq_close(g_slots[id].sock);
         g_slots[id].sock = NULL;
     }
+    forget_ipc_files(id, NULL, 1);
 }
 
 static void close_monitor(int id)
@@ -720,6 +754,7 @@ static void cmd_bind(int argc, char **argv)
         return;
     }
     buf[sizeof buf - 1] = '\0';
+    remember_ipc_file(id, buf);
     reply_line("ok %s", buf);
 }
 
@@ -742,7 +777,15 @@ static void cmd_connect(int argc, char **argv)
 static void cmd_unbind(int argc, char **argv)
 {
     (void) argc;
-    endpoint_op(argv, zmq_unbind);
+    int id = parse_live_id(argv[1]);
+    if (id < 0) return;
+    if (zmq_unbind(g_slots[id].sock, argv[2]) != 0) {
+        reply_zmq_err();
+        return;
+    }
+    /* libzmq removed the file itself; a later socket may bind the same path. */
+    forget_ipc_files(id, argv[2], 0);
+    reply_line("ok");
 }
 
 static void cmd_disconnect(int argc, char **argv)

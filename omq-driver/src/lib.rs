@@ -59,7 +59,7 @@ pub use proxy::{proxy, proxy_steerable, ProxyStatistics};
 pub use runtime::{Datagram, Listener, ReadHalf, Runtime, WriteHalf};
 pub use socket::{AsEndpoint, Monitor, Socket, TrySendError};
 pub use stream::{SocketSink, SocketStream};
-pub use tasks::{close_orphans, Task, READ_SIZE};
+pub use tasks::{close_orphans, run_then_close, Task, READ_SIZE};
 
 pub use omq_core::mechanism::{
     generate_keypair, Credentials, CurveKeyPair, CurvePublicKey, CurveSecretKey, MechanismConfig,

@@ -674,6 +674,18 @@ pub async fn close_orphans<R: Runtime>() {
     .await;
 }
 
+/// Runs `f`, then [`close_orphans`]: the whole life of an application on a runtime that does
+/// not drop its pending tasks when it ends (glommio, monoio, an executor kept for the life of
+/// the thread), so that what the application's sockets owe is sent within LINGER and their
+/// listeners (and ipc files) and connections are let go of.
+pub async fn run_then_close<R: Runtime, F: std::future::Future>(f: F) -> F::Output {
+    // Boxed: in a debug build the future would otherwise sit on the caller's stack in more
+    // than one copy (a large scenario's overflowed a test thread's stack).
+    let out = Box::pin(f).await;
+    close_orphans::<R>().await;
+    out
+}
+
 /// Marks the keeper gone when its task ends or is dropped unfinished (its runtime shut down).
 /// Dropped unfinished after the last handle was dropped, it closes the socket on the spot, as
 /// the handle would have.

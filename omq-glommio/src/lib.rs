@@ -444,11 +444,7 @@ pub fn block_on<F: Future>(f: F) -> io::Result<F::Output> {
 /// Runs `f`, then closes the sockets it left open ([`close_orphans`]): the body of
 /// [`block_on`], for an executor built by hand (other placement or options).
 pub async fn run_then_close<F: Future>(f: F) -> F::Output {
-    // Boxed: in a debug build the future would otherwise sit on the caller's stack in more
-    // than one copy (a large scenario's overflowed a test thread's stack).
-    let out = Box::pin(f).await;
-    close_orphans().await;
-    out
+    omq_driver::run_then_close::<Glommio, F>(f).await
 }
 
 /// Closes every socket still open on this thread's executor; run it last on an executor you
