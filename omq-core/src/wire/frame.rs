@@ -223,6 +223,24 @@ mod tests {
     }
 
     #[test]
+    fn bytes_wanted_counts_what_the_next_frame_still_needs() {
+        let d = FrameDecoder::new(None);
+        assert_eq!(d.bytes_wanted(&[]), 2, "nothing yet: a short header");
+        // One byte of a header: a short one needs its size byte, a long one eight more.
+        assert_eq!(d.bytes_wanted(&[FLAG_MORE]), 1);
+        assert_eq!(d.bytes_wanted(&[FLAG_COMMAND]), 1);
+        assert_eq!(d.bytes_wanted(&[FLAG_LONG]), 8);
+        assert_eq!(d.bytes_wanted(&[FLAG_LONG | FLAG_MORE, 0, 0]), 6);
+        // A whole header: the rest of the body, and 0 once the frame is complete.
+        assert_eq!(d.bytes_wanted(&[0, 5, b'a']), 4);
+        assert_eq!(d.bytes_wanted(&[0, 0]), 0);
+        assert_eq!(d.bytes_wanted(&[FLAG_LONG, 0, 0, 0, 0, 0, 0, 1, 0]), 256);
+        // A claim past what memory can hold saturates instead of wrapping.
+        let huge = [FLAG_LONG, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff];
+        assert_eq!(d.bytes_wanted(&huge), usize::MAX - 9);
+    }
+
+    #[test]
     fn long_form_of_a_short_frame_is_accepted() {
         let mut d = FrameDecoder::new(None);
         let mut buf = BytesMut::from(&[FLAG_LONG, 0, 0, 0, 0, 0, 0, 0, 2, b'h', b'i'][..]);
