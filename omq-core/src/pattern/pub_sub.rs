@@ -514,6 +514,8 @@ mod tests {
         subscribe(&mut h, &mut p, b, "", true);
         p.send(&mut h.ctx(), Message::from("1")).unwrap();
         h.out(b);
+        // `a` is full: without XPUB_NODROP sending never waits for it.
+        assert!(p.can_send(&h.pipes, &h.options));
         p.send(&mut h.ctx(), Message::from("2")).unwrap();
         assert_eq!(h.out(a), [Message::from("1")]);
         assert_eq!(h.out(b), [Message::from("2")]);
@@ -524,6 +526,7 @@ mod tests {
         let b = h.add(&mut p);
         subscribe(&mut h, &mut p, a, "", true);
         subscribe(&mut h, &mut p, b, "", true);
+        assert!(p.can_send(&h.pipes, &h.options), "every subscriber has room");
         p.send(&mut h.ctx(), Message::from("1")).unwrap();
         h.out(b);
         assert!(!p.can_send(&h.pipes, &h.options));
