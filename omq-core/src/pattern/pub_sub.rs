@@ -588,6 +588,44 @@ mod tests {
     }
 
     #[test]
+    fn xpub_resumes_reading_once_half_the_notifications_are_read() {
+        let mut h = Harness::with_options(Options::default().recv_hwm(4));
+        let mut x = XPub::default();
+        let a = h.add(&mut x);
+        assert!(x.can_send(&h.pipes, &h.options), "XPUB sends without waiting");
+        assert!(!x.can_recv(&mut h.ctx()), "nothing to read yet");
+        for t in ["a", "b", "c", "d"] {
+            subscribe(&mut h, &mut x, a, t, true);
+        }
+        assert!(!x.subscription_room(&mut h.ctx(), a));
+        assert!(x.can_recv(&mut h.ctx()));
+        h.actions.clear();
+        // Three of four left: not yet.
+        assert!(x.recv(&mut h.ctx()).is_ok());
+        assert!(h.actions.is_empty(), "resumed with 3 of 4 still unread");
+        // Two of four: half read, reading resumes, once.
+        assert!(x.recv(&mut h.ctx()).is_ok());
+        assert_eq!(h.actions.pop_front(), Some(Action::ResumeRead { pipe: a }));
+        assert!(x.recv(&mut h.ctx()).is_ok());
+        assert!(x.recv(&mut h.ctx()).is_ok());
+        assert!(h.actions.is_empty(), "resumed again though nothing was paused");
+        assert!(!x.can_recv(&mut h.ctx()));
+    }
+
+    #[test]
+    fn a_pub_forgets_a_detached_subscriber() {
+        let mut h = Harness::default();
+        let mut p = Pub::default();
+        let a = h.add(&mut p);
+        assert!(!p.can_recv(&mut h.ctx()), "a PUB receives nothing");
+        subscribe(&mut h, &mut p, a, "topic", true);
+        assert!(!p.0.trie.is_empty());
+        p.detach(&mut h.ctx(), a, None);
+        assert!(p.0.trie.is_empty(), "its topics stay after it left");
+        assert!(p.0.peers.is_empty());
+    }
+
+    #[test]
     fn xpub_welcomes_each_peer() {
         let welcome = Bytes::from_static(b"hi");
         let mut h = Harness::with_options(Options::default().xpub_welcome_msg(Some(welcome)));
