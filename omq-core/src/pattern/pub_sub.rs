@@ -570,6 +570,18 @@ mod tests {
         x.subscribe(&mut h.ctx(), b"t", true);
         x.send(&mut h.ctx(), Message::from("t2")).unwrap();
         assert_eq!(h.out(a), [Message::from("t2")]);
+        // Another peer leaving does not make the application's answer go astray: it is still
+        // for `a`, whose subscription it answers.
+        let b = h.add(&mut x);
+        subscribe(&mut h, &mut x, a, "u", true);
+        assert_eq!(x.recv(&mut h.ctx()), Ok(Message::from("\x01u")));
+        x.detach(&mut h.ctx(), b, None);
+        x.subscribe(&mut h.ctx(), b"u", true);
+        x.send(&mut h.ctx(), Message::from("u1")).unwrap();
+        assert_eq!(h.out(a), [Message::from("u1")]);
+        // `a` leaving ends it: nothing is recorded for a peer that is gone.
+        x.detach(&mut h.ctx(), a, None);
+        assert_eq!(x.last_pipe, None);
     }
 
     #[test]
@@ -647,6 +659,7 @@ mod tests {
         h.arrive(&mut s, a, Message::from("topic"));
         assert_eq!(s.recv(&mut h.ctx()), Ok(Message::from("topic")));
         assert!(!s.can_recv(&mut h.ctx()));
+        assert!(!s.can_send(&h.pipes, &h.options), "a SUB sends no messages");
         // A new connection hears each topic once, in place of stale commands.
         let b = h.add(&mut s);
         h.pipes
@@ -667,6 +680,9 @@ mod tests {
             s.send(&mut h.ctx(), Message::from("x")),
             Err(SendError::NotSupported(_))
         ));
+        // A peer that left is told nothing more.
+        s.detach(&mut h.ctx(), a, None);
+        assert!(!s.peers.pipes().contains(&a));
     }
 
     #[test]
