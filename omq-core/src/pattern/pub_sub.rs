@@ -526,7 +526,10 @@ mod tests {
         let b = h.add(&mut p);
         subscribe(&mut h, &mut p, a, "", true);
         subscribe(&mut h, &mut p, b, "", true);
-        assert!(p.can_send(&h.pipes, &h.options), "every subscriber has room");
+        assert!(
+            p.can_send(&h.pipes, &h.options),
+            "every subscriber has room"
+        );
         p.send(&mut h.ctx(), Message::from("1")).unwrap();
         h.out(b);
         assert!(!p.can_send(&h.pipes, &h.options));
@@ -604,7 +607,10 @@ mod tests {
         let mut h = Harness::with_options(Options::default().recv_hwm(4));
         let mut x = XPub::default();
         let a = h.add(&mut x);
-        assert!(x.can_send(&h.pipes, &h.options), "XPUB sends without waiting");
+        assert!(
+            x.can_send(&h.pipes, &h.options),
+            "XPUB sends without waiting"
+        );
         assert!(!x.can_recv(&mut h.ctx()), "nothing to read yet");
         for t in ["a", "b", "c", "d"] {
             subscribe(&mut h, &mut x, a, t, true);
@@ -620,7 +626,10 @@ mod tests {
         assert_eq!(h.actions.pop_front(), Some(Action::ResumeRead { pipe: a }));
         assert!(x.recv(&mut h.ctx()).is_ok());
         assert!(x.recv(&mut h.ctx()).is_ok());
-        assert!(h.actions.is_empty(), "resumed again though nothing was paused");
+        assert!(
+            h.actions.is_empty(),
+            "resumed again though nothing was paused"
+        );
         assert!(!x.can_recv(&mut h.ctx()));
     }
 
@@ -710,5 +719,39 @@ mod tests {
                 Outbound::Message(Message::from("up")),
             ]
         );
+    }
+
+    #[test]
+    fn xsub_keeps_its_subscriptions_across_peers() {
+        let mut h = Harness::default();
+        let mut x = XSub::default();
+        assert!(x.can_send(&h.pipes, &h.options), "XSUB always takes a send");
+        let a = h.add(&mut x);
+        x.send(&mut h.ctx(), Message::from("\x01t")).unwrap();
+        // The option-style subscribe does what a `\x01` message does.
+        x.subscribe(&mut h.ctx(), b"s", true);
+        let cmds: Vec<Command> = h.pipes.get_mut(a).unwrap().commands.drain(..).collect();
+        assert_eq!(
+            cmds,
+            [
+                Command::Subscribe(Bytes::from_static(b"t")),
+                Command::Subscribe(Bytes::from_static(b"s"))
+            ]
+        );
+        // A publisher that connects later hears every topic.
+        let b = h.add(&mut x);
+        x.handle_ready(&mut h.ctx(), b);
+        let mut cmds: Vec<Command> = h.pipes.get_mut(b).unwrap().commands.drain(..).collect();
+        cmds.sort_by_key(|c| format!("{c:?}"));
+        assert_eq!(
+            cmds,
+            [
+                Command::Subscribe(Bytes::from_static(b"s")),
+                Command::Subscribe(Bytes::from_static(b"t"))
+            ]
+        );
+        // And one that left is told nothing more.
+        x.detach(&mut h.ctx(), a, None);
+        assert_eq!(x.0.peers.pipes(), [b]);
     }
 }
