@@ -588,10 +588,21 @@ impl Session {
                 }
             }
             Command::Pong { .. } => {}
-            Command::Subscribe(t) => self.events.push_back(SessionEvent::Subscribe(t)),
-            Command::Cancel(t) => self.events.push_back(SessionEvent::Cancel(t)),
-            Command::Join(g) => self.events.push_back(SessionEvent::Join(g)),
-            Command::Leave(g) => self.events.push_back(SessionEvent::Leave(g)),
+            // Subscriptions go only to the sockets that take them (PUB, XPUB) and groups only
+            // to RADIO, as libzmq: any peer can send these commands, and a SUBSCRIBE must not
+            // join a RADIO group nor a JOIN subscribe at a PUB. Elsewhere they are ignored.
+            Command::Subscribe(t) if self.config.socket_type.receives_subscriptions() => {
+                self.events.push_back(SessionEvent::Subscribe(t))
+            }
+            Command::Cancel(t) if self.config.socket_type.receives_subscriptions() => {
+                self.events.push_back(SessionEvent::Cancel(t))
+            }
+            Command::Join(g) if self.config.socket_type == SocketType::Radio => {
+                self.events.push_back(SessionEvent::Join(g))
+            }
+            Command::Leave(g) if self.config.socket_type == SocketType::Radio => {
+                self.events.push_back(SessionEvent::Leave(g))
+            }
             Command::Error { reason } => {
                 return Err(SessionError::PeerError {
                     reason: String::from_utf8_lossy(&reason).into_owned(),

@@ -45,6 +45,7 @@ fn a_flush_is_asked_once_per_batch_and_again_after_the_driver_drained_it() {
     let mut s = Socket::new(SocketType::Push, Options::default(), 1).unwrap();
     let (pipe, _) = s.handle_accepted("tcp://127.0.0.1:1", now);
     s.handle_ready(pipe, peer(SocketType::Pull), now);
+    assert!(s.can_send(), "a PUSH with a ready peer takes a send");
     let _ = flushes(&mut s);
     let _ = transmitted(&mut s, pipe);
     assert!(

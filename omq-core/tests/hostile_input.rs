@@ -677,3 +677,76 @@ fn a_stray_subscribe_or_cancel_is_ignored_and_reading_goes_on() {
         assert_eq!(&m.parts()[m.parts().len() - 1][..], b"after", "{t:?}");
     }
 }
+
+#[test]
+fn a_subscribe_joins_no_group_and_a_join_subscribes_to_nothing() {
+    // SUBSCRIBE/CANCEL are PUB and XPUB's, JOIN/LEAVE are RADIO's; libzmq ignores each at the
+    // other. A SUBSCRIBE at a RADIO used to join the group of that name (and a CANCEL leave
+    // it), a JOIN at a PUB to subscribe.
+    use omq_core::pipe::Outbound;
+    use omq_core::wire::command::Command;
+    let now = Instant::now();
+    let b = Bytes::from_static;
+    let radio = |g: &'static str| Message::from("x").with_group(g);
+    let topic = |t: &'static str| Message::from(t);
+    type Case = (
+        SocketType,
+        &'static [u8],
+        Vec<Command>,
+        Vec<(Message, usize)>,
+    );
+    let cases: [Case; 3] = [
+        (
+            SocketType::Radio,
+            b"DISH",
+            vec![
+                Command::Join(b(b"g")),
+                Command::Subscribe(b(b"h")),
+                Command::Cancel(b(b"g")),
+            ],
+            vec![(radio("g"), 1), (radio("h"), 0)],
+        ),
+        (
+            SocketType::Pub,
+            b"SUB",
+            vec![
+                Command::Subscribe(b(b"t")),
+                Command::Join(b(b"u")),
+                Command::Leave(b(b"t")),
+            ],
+            vec![(topic("t1"), 1), (topic("u1"), 0)],
+        ),
+        (
+            SocketType::XPub,
+            b"SUB",
+            vec![
+                Command::Subscribe(b(b"t")),
+                Command::Join(b(b"u")),
+                Command::Leave(b(b"t")),
+            ],
+            vec![(topic("t1"), 1), (topic("u1"), 0)],
+        ),
+    ];
+    for (t, peer, cmds, sends) in cases {
+        let (mut sock, mut conn, mut buf) = with_null_peer(t, Options::default(), peer);
+        for cmd in &cmds {
+            let body = cmd.to_bytes();
+            encode_header(&mut buf, false, true, body.len());
+            buf.extend_from_slice(&body);
+        }
+        conn.handle_input(&mut sock, &mut buf, now).unwrap();
+        if t == SocketType::XPub {
+            assert_eq!(sock.recv().unwrap(), Message::from(&b"\x01t"[..]));
+            assert!(sock.recv().is_err(), "XPUB told of more than the SUBSCRIBE");
+        }
+        let pipe = conn.pipe();
+        for (msg, want) in sends {
+            let what = format!("{t:?} after {cmds:?}: {msg:?}");
+            sock.send(msg).unwrap();
+            let sent = std::iter::from_fn(|| sock.poll_transmit(pipe))
+                .filter(|o| matches!(o, Outbound::Message(_)))
+                .count();
+            assert_eq!(sent, want, "{what}");
+        }
+    }
+}
