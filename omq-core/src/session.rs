@@ -587,7 +587,6 @@ impl Session {
                         Some(now + Duration::from_millis(u64::from(ttl_deciseconds) * 100));
                 }
             }
-            Command::Pong { .. } => {}
             // Subscriptions go only to the sockets that take them (PUB, XPUB) and groups only
             // to RADIO, as libzmq: any peer can send these commands, and a SUBSCRIBE must not
             // join a RADIO group nor a JOIN subscribe at a PUB. Elsewhere they are ignored.
@@ -608,7 +607,9 @@ impl Session {
                     reason: String::from_utf8_lossy(&reason).into_owned(),
                 })
             }
-            // Unknown commands (and a stray READY) are ignored once traffic has started.
+            // PONG (its arrival already counted as traffic), unknown commands, a stray READY,
+            // and subscriptions or groups the socket does not take are ignored once traffic
+            // has started.
             _ => {}
         }
         Ok(())
