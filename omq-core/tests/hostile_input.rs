@@ -750,3 +750,24 @@ fn a_subscribe_joins_no_group_and_a_join_subscribes_to_nothing() {
         }
     }
 }
+
+#[test]
+fn an_error_command_after_the_handshake_ends_the_session_with_its_reason() {
+    // ZMTP 3.1: a peer may send ERROR at any time; the connection then ends and the reason is
+    // what the monitor reports.
+    use omq_core::wire::command::Command;
+    let (mut s, now) = ready_session(SocketType::Pull);
+    let body = Command::Error {
+        reason: Bytes::from_static(b"going away"),
+    }
+    .to_bytes();
+    let mut buf = BytesMut::new();
+    encode_header(&mut buf, false, true, body.len());
+    buf.extend_from_slice(&body);
+    assert_eq!(
+        s.handle_input(&mut buf, now),
+        Err(SessionError::PeerError {
+            reason: "going away".into()
+        })
+    );
+}
