@@ -490,12 +490,25 @@ fn paranoid_pirate<B: Backend>() {
 
 #[test]
 fn paranoid_pirate_on_tokio() {
-    paranoid_pirate::<TokioBackend>()
+    on_a_large_stack(paranoid_pirate::<TokioBackend>)
 }
 
 #[test]
 fn paranoid_pirate_on_monoio() {
-    paranoid_pirate::<MonoioBackend>()
+    on_a_large_stack(paranoid_pirate::<MonoioBackend>)
+}
+
+/// Runs `f` on a thread with a 64 MiB stack. The paranoid pirate scenario nests a queue, two
+/// workers and a client in one future; an unoptimised build lays out large frames while
+/// polling it, and on the test harness's 2 MiB thread it overflowed in some fresh builds.
+fn on_a_large_stack(f: fn()) {
+    let t = std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(f)
+        .expect("test thread");
+    if let Err(panic) = t.join() {
+        std::panic::resume_unwind(panic);
+    }
 }
 
 // 8. Clone
