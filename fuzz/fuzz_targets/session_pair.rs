@@ -188,7 +188,9 @@ impl Pair {
         } else {
             from.session.send_cancel(topic)
         };
-        if r.is_ok() {
+        // Subscriptions surface only at the sockets that take them (PUB, XPUB); elsewhere the
+        // command is ignored, as libzmq does.
+        if r.is_ok() && to.session.config().socket_type.receives_subscriptions() {
             let t = Bytes::copy_from_slice(topic);
             to.expect.push_back(if on {
                 Expect::Sub(t)
