@@ -102,6 +102,12 @@ pub enum Case {
     PubLongCancel,
     /// SUBSCRIBE then CANCEL of a 1 MiB topic against an XPUB. Bound: 32 MB.
     XpubLongCancel,
+    /// Commands that belong to other socket types, and one of no type at all, from a peer that
+    /// has done its handshake: SUBSCRIBE/CANCEL/JOIN/LEAVE and `XYZZY` to a PULL (the message
+    /// after them arrives), JOIN to a PUB and an XPUB (no topic is subscribed, the XPUB's
+    /// application is told of none), SUBSCRIBE to a RADIO (no group is joined). libzmq ignores
+    /// each; omq once subscribed a PUB on JOIN and joined a RADIO's group on SUBSCRIBE.
+    StrayCommands,
     /// A PUB holding a 1 MiB topic is dropped by its application while the subscriber is still
     /// connected. Bound: 32 MB; a fresh PUB is served afterwards.
     PubDroppedHoldingLongTopic,
@@ -706,6 +712,11 @@ async fn run<R: Runtime>(case: Case, backend: &'static str) {
             long_topic::<R>(label, Kind::Pub, Long::UnderMaxMsgSize).await
         }
         Case::Subscribe64KiB => subscribe_64k::<R>(label).await,
+        Case::StrayCommands => {
+            for kind in [Kind::Pull, Kind::Pub, Kind::XPub, Kind::Radio] {
+                stray_commands::<R>(label, kind).await;
+            }
+        }
         Case::ReadyManyPropertiesWithUserId => many_properties::<R>(label).await,
         Case::PingFlood => ping_flood::<R>(label).await,
         Case::CurveZeroShortTermKey => curve_zero_key::<R>(label).await,
@@ -892,6 +903,89 @@ async fn subscribe_64k<R: Runtime>(label: &str) {
         "{label}: a 64 KiB subscription cost {peak}, over the bound of {} MB",
         BOUND / MB
     );
+}
+
+/// Commands of other socket types from a peer past its handshake (see [`Case::StrayCommands`]).
+/// A publisher victim publishes `u` (a topic, or a RADIO's group) and `probe` every tick; the
+/// attacker sends its stray commands, then subscribes to (joins) `probe`, and reads until the
+/// second `probe`: by then the victim has handled the stray commands (a connection's commands
+/// are handled in order) and published `u` at least once since, so a `u` read on the way means
+/// a stray command subscribed or joined.
+async fn stray_commands<R: Runtime>(label: &str, kind: Kind) {
+    const AFTER: &[u8] = b"after-stray";
+    let label = format!("{label} {kind:?}");
+    let v = Victim::<R>::bind(kind, Options::default()).await;
+    let addr = v.addr;
+    let unknown = raw::command("XYZZY", b"?");
+    let (peer_type, stray) = match kind {
+        Kind::Pull => (
+            "PUSH",
+            [
+                raw::subscribe(b"a"),
+                raw::cancel(b"a"),
+                raw::join(b"g"),
+                raw::leave(b"g"),
+                unknown,
+                raw::frame(0, AFTER),
+            ]
+            .concat(),
+        ),
+        Kind::Pub | Kind::XPub => ("SUB", [raw::join(b"u"), unknown].concat()),
+        Kind::Radio => ("DISH", [raw::subscribe(b"u"), unknown].concat()),
+        other => unreachable!("no stray-command case for {other:?}"),
+    };
+    let publisher = kind != Kind::Pull;
+    let peer = attack("stray-commands", move || {
+        let mut p = RawPeer::connect_ready(addr, peer_type).ctx("handshake")?;
+        p.send(&stray).ctx("stray commands")?;
+        if !publisher {
+            return Ok(p);
+        }
+        p.send(&if kind == Kind::Radio {
+            raw::join(b"probe")
+        } else {
+            raw::subscribe(b"probe")
+        })
+        .ctx("probe subscription")?;
+        let deadline = Instant::now() + SERVE;
+        let mut probes = 0;
+        while probes < 2 {
+            if Instant::now() > deadline {
+                return Err("the probe never came back".into());
+            }
+            let f = p.read_frame().ctx("reading")?;
+            if f.flags & COMMAND != 0 {
+                continue;
+            }
+            if f.body.starts_with(b"u") {
+                return Err(format!("a stray command subscribed: got {:?}", f.body));
+            }
+            probes += usize::from(f.body == b"probe");
+        }
+        Ok(p)
+    })
+    .join::<R>(|| {
+        if publisher {
+            v.publish("u");
+            v.publish("probe");
+        }
+    })
+    .await;
+    match kind {
+        Kind::Pull => {
+            let m = within::<R, _>(SERVE, &label, v.socket.recv()).await.unwrap();
+            assert_eq!(m, Message::from(AFTER), "{label}");
+        }
+        Kind::XPub => {
+            // The application hears of the probe, and of nothing the JOIN could have added.
+            let m = within::<R, _>(SERVE, &label, v.socket.recv()).await.unwrap();
+            assert_eq!(m, Message::from(&b"\x01probe"[..]), "{label}");
+            assert!(v.socket.try_recv().is_err(), "{label}: more notifications");
+        }
+        _ => {}
+    }
+    v.served_by_omq(&label).await;
+    drop(peer);
 }
 
 /// A READY with [`MANY_PROPERTIES`] properties plus `User-Id`; a real peer right after.
@@ -1887,6 +1981,7 @@ macro_rules! hostile_suite {
                 pub_dropped_while_holding_a_1mib_topic: PubDroppedHoldingLongTopic,
                 pub_1mib_subscribe_under_maxmsgsize: PubLongSubscribeUnderMaxMsgSize,
                 subscribe_64kib_topic_memory: Subscribe64KiB,
+                commands_of_other_socket_types_are_ignored: StrayCommands,
                 ready_with_100k_properties_and_user_id: ReadyManyPropertiesWithUserId,
                 ping_flood_from_a_peer_that_never_reads: PingFlood,
                 curve_hello_with_all_zero_short_term_key: CurveZeroShortTermKey,

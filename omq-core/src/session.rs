@@ -143,6 +143,26 @@ pub struct PeerInfo {
     pub zmtp_minor: u8,
 }
 
+impl PeerInfo {
+    /// A ZMTP 3.1 peer of type `socket_type` that sent no Identity and no other property: what
+    /// a datagram pipe knows of its peer, and what an embedder (or a test) that completes a
+    /// handshake of its own hands to [`Socket::handle_ready`](crate::Socket::handle_ready).
+    pub fn new(socket_type: SocketType) -> Self {
+        Self {
+            socket_type,
+            routing_id: None,
+            properties: Arc::default(),
+            zmtp_minor: 1,
+        }
+    }
+
+    /// The same peer, having sent `routing_id` as its Identity.
+    pub fn with_routing_id(mut self, routing_id: Bytes) -> Self {
+        self.routing_id = Some(routing_id);
+        self
+    }
+}
+
 /// Something the session has to tell its owner.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

@@ -654,13 +654,7 @@ impl Socket {
         if let Some(p) = self.pipes.get_mut(pipe) {
             p.datagram = true;
         }
-        let peer = PeerInfo {
-            socket_type: peer_type,
-            routing_id: None,
-            properties: Default::default(),
-            zmtp_minor: 1,
-        };
-        self.handle_ready(pipe, peer, now);
+        self.handle_ready(pipe, PeerInfo::new(peer_type), now);
     }
 
     /// A connect attempt for `pipe` failed (`refused`: the peer actively refused it).

@@ -1,12 +1,10 @@
 //! The draft socket types on the simulated network, with exact counts: CLIENT/SERVER (spec 41),
 //! SCATTER/GATHER (spec 49), PEER (spec 51) and CHANNEL (spec 52).
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use omq_core::simnet::{Net, SockId};
-use omq_core::wire::metadata::Metadata;
 use omq_core::{Action, Message, Options, PeerInfo, RecvError, SendError, Socket, SocketType};
 
 const MS10: Duration = Duration::from_millis(10);
@@ -86,12 +84,7 @@ fn a_server_at_a_clients_sndhwm_says_would_block_and_loses_nothing() {
             s.handle_connected(p, now).unwrap();
             s.handle_ready(
                 p,
-                PeerInfo {
-                    socket_type: SocketType::Client,
-                    routing_id: None,
-                    properties: Arc::new(Metadata::new()),
-                    zmtp_minor: 1,
-                },
+                PeerInfo::new(SocketType::Client),
                 now,
             );
             pipe = Some(p);

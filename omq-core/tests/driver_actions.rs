@@ -4,22 +4,11 @@
 //! step, so its end-to-end tests would pass with no Flush at all; a real driver writes only
 //! when asked, and a lost Flush is a stalled connection.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use omq_core::pipe::{Outbound, PipeId};
 use omq_core::socket::Action;
-use omq_core::wire::metadata::Metadata;
 use omq_core::{Message, Options, PeerInfo, Socket, SocketType};
-
-fn peer(t: SocketType) -> PeerInfo {
-    PeerInfo {
-        socket_type: t,
-        routing_id: None,
-        properties: Arc::new(Metadata::new()),
-        zmtp_minor: 1,
-    }
-}
 
 fn flushes(s: &mut Socket) -> Vec<PipeId> {
     std::iter::from_fn(|| s.poll_action())
@@ -44,7 +33,7 @@ fn a_flush_is_asked_once_per_batch_and_again_after_the_driver_drained_it() {
     let now = Instant::now();
     let mut s = Socket::new(SocketType::Push, Options::default(), 1).unwrap();
     let (pipe, _) = s.handle_accepted("tcp://127.0.0.1:1", now);
-    s.handle_ready(pipe, peer(SocketType::Pull), now);
+    s.handle_ready(pipe, PeerInfo::new(SocketType::Pull), now);
     assert!(s.can_send(), "a PUSH with a ready peer takes a send");
     let _ = flushes(&mut s);
     let _ = transmitted(&mut s, pipe);

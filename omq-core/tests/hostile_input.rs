@@ -402,11 +402,10 @@ fn a_read_of_tiny_frames_is_decoded_a_batch_at_a_time() {
 // ----- found by fuzzing the socket state machine (fuzz/fuzz_targets/socket.rs) -------------
 
 fn peer(t: SocketType, id: Option<&'static [u8]>) -> omq_core::PeerInfo {
-    omq_core::PeerInfo {
-        socket_type: t,
-        routing_id: id.map(Bytes::from_static),
-        properties: std::sync::Arc::new(Metadata::new()),
-        zmtp_minor: 1,
+    let peer = omq_core::PeerInfo::new(t);
+    match id {
+        Some(id) => peer.with_routing_id(Bytes::from_static(id)),
+        None => peer,
     }
 }
 
@@ -695,6 +694,18 @@ fn a_subscribe_joins_no_group_and_a_join_subscribes_to_nothing() {
         Vec<Command>,
         Vec<(Message, usize)>,
     );
+    let publisher = |t| {
+        (
+            t,
+            &b"SUB"[..],
+            vec![
+                Command::Subscribe(b(b"t")),
+                Command::Join(b(b"u")),
+                Command::Leave(b(b"t")),
+            ],
+            vec![(topic("t1"), 1), (topic("u1"), 0)],
+        )
+    };
     let cases: [Case; 3] = [
         (
             SocketType::Radio,
@@ -706,26 +717,8 @@ fn a_subscribe_joins_no_group_and_a_join_subscribes_to_nothing() {
             ],
             vec![(radio("g"), 1), (radio("h"), 0)],
         ),
-        (
-            SocketType::Pub,
-            b"SUB",
-            vec![
-                Command::Subscribe(b(b"t")),
-                Command::Join(b(b"u")),
-                Command::Leave(b(b"t")),
-            ],
-            vec![(topic("t1"), 1), (topic("u1"), 0)],
-        ),
-        (
-            SocketType::XPub,
-            b"SUB",
-            vec![
-                Command::Subscribe(b(b"t")),
-                Command::Join(b(b"u")),
-                Command::Leave(b(b"t")),
-            ],
-            vec![(topic("t1"), 1), (topic("u1"), 0)],
-        ),
+        publisher(SocketType::Pub),
+        publisher(SocketType::XPub),
     ];
     for (t, peer, cmds, sends) in cases {
         let (mut sock, mut conn, mut buf) = with_null_peer(t, Options::default(), peer);

@@ -1,24 +1,13 @@
 //! High-water marks, conflation and linger: exact counts at the socket (libzmq's test_hwm,
 //! test_sockopt_hwm, test_conflate), and end to end on the simulated network.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use omq_core::pipe::PipeId;
 use omq_core::simnet::Net;
-use omq_core::wire::metadata::Metadata;
 use omq_core::{
     Action, Message, Options, PeerInfo, RecvError, SendError, Socket, SocketOption, SocketType,
 };
-
-fn peer(t: SocketType) -> PeerInfo {
-    PeerInfo {
-        socket_type: t,
-        routing_id: None,
-        properties: Arc::new(Metadata::new()),
-        zmtp_minor: 1,
-    }
-}
 
 /// A socket with `n` connected, ready peers of type `peer_type`; returns their pipes.
 fn ready_socket(
@@ -37,7 +26,7 @@ fn ready_socket(
     while let Some(a) = s.poll_action() {
         if let Action::Dial { pipe, .. } = a {
             s.handle_connected(pipe, now).unwrap();
-            s.handle_ready(pipe, peer(peer_type), now);
+            s.handle_ready(pipe, PeerInfo::new(peer_type), now);
             pipes.push(pipe);
         }
     }

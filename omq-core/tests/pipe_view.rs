@@ -2,12 +2,10 @@
 //! flags behind them are private (the `compile_fail` example on `Pipe` shows one), so this is
 //! all a user or a driver gets, and each accessor must tell the truth.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
 use omq_core::pipe::{Origin, PipeState};
-use omq_core::wire::metadata::Metadata;
 use omq_core::{Message, Options, PeerInfo, Socket, SocketType};
 
 #[test]
@@ -27,12 +25,7 @@ fn a_pipe_shows_its_peer_its_queues_and_its_state() {
 
     s.handle_ready(
         pipe,
-        PeerInfo {
-            socket_type: SocketType::Dealer,
-            routing_id: Some(Bytes::from_static(b"worker")),
-            properties: Arc::new(Metadata::new()),
-            zmtp_minor: 1,
-        },
+        PeerInfo::new(SocketType::Dealer).with_routing_id(Bytes::from_static(b"worker")),
         now,
     );
     // Two messages from the peer, not read yet; three to it, not taken by a driver yet.

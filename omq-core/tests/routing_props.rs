@@ -4,7 +4,6 @@
 //! never loses or duplicates a subscription.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
@@ -12,22 +11,12 @@ use proptest::prelude::*;
 use omq_core::pipe::{Outbound, PipeId};
 use omq_core::routing::trie::{Change, PipeSet, Trie};
 use omq_core::simnet::Net;
-use omq_core::wire::metadata::Metadata;
 use omq_core::{CloseReason, Message, Options, PeerInfo, Socket, SocketType};
-
-fn peer(t: SocketType) -> PeerInfo {
-    PeerInfo {
-        socket_type: t,
-        routing_id: None,
-        properties: Arc::new(Metadata::new()),
-        zmtp_minor: 1,
-    }
-}
 
 /// Accepts a new ready connection on a bound socket.
 fn accept(s: &mut Socket, peer_type: SocketType, now: Instant) -> PipeId {
     let (p, _) = s.handle_accepted("tcp://127.0.0.1:1", now);
-    s.handle_ready(p, peer(peer_type), now);
+    s.handle_ready(p, PeerInfo::new(peer_type), now);
     p
 }
 

@@ -3,13 +3,11 @@
 //! walk that recursed once per topic byte or per nested topic would overflow (and abort the
 //! process).
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
 use omq_core::pipe::{Origin, PipeId, PipeState, Pipes};
 use omq_core::routing::trie::{PipeSet, Trie};
-use omq_core::wire::metadata::Metadata;
 use omq_core::{CloseReason, Message, Options, PeerInfo, Socket, SocketType};
 
 const SMALL_STACK: usize = 64 * 1024;
@@ -115,12 +113,7 @@ fn a_long_subscription_through_a_pub_socket() {
         let mut s = Socket::new(SocketType::Pub, Options::default(), 1).unwrap();
         let accept = |s: &mut Socket| {
             let (p, _) = s.handle_accepted("tcp://127.0.0.1:1", now);
-            let peer = PeerInfo {
-                socket_type: SocketType::Sub,
-                routing_id: None,
-                properties: Arc::new(Metadata::new()),
-                zmtp_minor: 1,
-            };
+            let peer = PeerInfo::new(SocketType::Sub);
             s.handle_ready(p, peer, now);
             p
         };

@@ -119,12 +119,7 @@ mod tests {
 
     fn peer(h: &mut Harness, router: &mut Router, id: &'static [u8]) -> (PipeId, Attach) {
         let pipe = h.pipes.insert(Origin::Connect(0), PipeState::Active);
-        h.pipes.get_mut(pipe).unwrap().peer = Some(PeerInfo {
-            socket_type: SocketType::Dealer,
-            routing_id: Some(Bytes::from_static(id)),
-            properties: Default::default(),
-            zmtp_minor: 1,
-        });
+        h.pipes.get_mut(pipe).unwrap().peer = Some(PeerInfo::new(SocketType::Dealer).with_routing_id(Bytes::from_static(id)));
         let outcome = router.attach(&mut h.ctx(), pipe);
         if outcome != Attach::Refused {
             h.pipes.get_mut(pipe).unwrap().attached = true;
