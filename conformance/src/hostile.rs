@@ -193,6 +193,11 @@ pub enum Case {
     PubSubscribeFloodPastLimit,
     /// The same with JOINs to a RADIO with MAX_SUBSCRIPTIONS 1,000. Bound: 16 MB.
     RadioJoinFloodPastLimit,
+    /// A PUSH writes up to 256 MiB of messages of 8 B to 2 KiB (the sizes that share receive
+    /// arenas) to a PULL (RCVHWM 1,000) whose application reads nothing: reading stops once
+    /// 1,000 wait, so the writer stalls. Bound: 16 MB. Then the application reads: what was
+    /// queued arrives whole and in order from the first message, nothing lost or torn.
+    MessageFloodNeverRead,
     /// A raw TCP client writes up to 256 MiB to a STREAM (RCVHWM 100) whose application reads
     /// nothing: the connection stops being read once 100 messages wait, so the writer stalls.
     /// Bound: 24 MB (RCVHWM messages of at most one read each).
@@ -770,6 +775,7 @@ async fn run<R: Runtime>(case: Case, backend: &'static str) {
         Case::PubSubscribeFloodPastLimit => flood_past_limit::<R>(label, Kind::Pub).await,
         Case::RadioJoinFloodPastLimit => flood_past_limit::<R>(label, Kind::Radio).await,
         Case::StreamFloodNeverRead => stream_flood::<R>(label).await,
+        Case::MessageFloodNeverRead => message_flood::<R>(label).await,
         Case::DishDatagramFlood => dish_datagram_flood::<R>(label).await,
         Case::ServerManyProperties => hostile_server::<R>(label, Server::ManyProperties).await,
         Case::ServerFrame2e62 => hostile_server::<R>(label, Server::Frame2e62).await,
@@ -1690,6 +1696,71 @@ async fn flood_past_limit<R: Runtime>(label: &str, kind: Kind) {
     v.served_by_omq(label).await;
 }
 
+/// A PUSH floods a PULL whose application reads nothing, then the application reads.
+async fn message_flood<R: Runtime>(label: &str) {
+    const FLOOD: usize = 256 * MB;
+    const BOUND: usize = 16 * MB;
+    const HWM: usize = 1000;
+    const SIZES: [usize; 5] = [8, 31, 64, 700, 2048];
+    let v = Victim::<R>::bind(Kind::Pull, Options::default().recv_hwm(HWM)).await;
+    let base = Baseline::take();
+    let addr = v.addr;
+    let peer = attack("message-flood", move || {
+        let mut p = RawPeer::connect_ready(addr, "PUSH").ctx("handshake")?;
+        // A stalled write is the backpressure this case wants: it ends the flood.
+        p.stream
+            .set_write_timeout(Some(Duration::from_secs(2)))
+            .ctx("timeout")?;
+        let (mut sent, mut bytes) = (0u64, 0);
+        let mut batch = Vec::with_capacity(80 * 1024);
+        while bytes < FLOOD {
+            while batch.len() < 64 * 1024 {
+                let mut body = vec![0x5au8; SIZES[sent as usize % SIZES.len()]];
+                body[..8].copy_from_slice(&sent.to_le_bytes());
+                batch.extend(raw::frame(0, &body));
+                sent += 1;
+            }
+            match io::Write::write(&mut p.stream, &batch) {
+                Ok(n) => {
+                    bytes += n;
+                    batch.drain(..n);
+                }
+                Err(_) => break,
+            }
+            if base.heap_now() > 2 * BOUND {
+                return Err(format!(
+                    "stopped after {} MB: the victim's heap grew by {} MB",
+                    bytes / MB,
+                    base.heap_now() / MB
+                ));
+            }
+        }
+        if bytes >= FLOOD {
+            return Err("the victim read 256 MiB past its RCVHWM".into());
+        }
+        println!("message flood: the writer stalled after {} MB", bytes / MB);
+        Ok(p)
+    })
+    .join::<R>(|| {})
+    .await;
+    check_peak(label, &base, BOUND);
+    // Everything queued is whole and in order from the first message; at least RCVHWM of
+    // them were queued before reading stopped.
+    let mut next = 0u64;
+    while let Some(m) = within_opt::<R, _>(Duration::from_millis(500), v.socket.recv()).await {
+        let m = m.unwrap();
+        let body = m.parts()[0].to_vec();
+        assert_eq!(m.len(), 1, "{label}: message {next} has {} parts", m.len());
+        assert_eq!(body.len(), SIZES[next as usize % SIZES.len()], "{label}: message {next}");
+        assert_eq!(body[..8], next.to_le_bytes(), "{label}: message {next} out of order");
+        next += 1;
+    }
+    assert!(next >= HWM as u64, "{label}: only {next} messages were queued");
+    println!("{label}: {next} messages read after the flood");
+    drop(peer);
+    v.served_by_omq(label).await;
+}
+
 /// A raw TCP client floods a STREAM whose application reads nothing.
 async fn stream_flood<R: Runtime>(label: &str) {
     const FLOOD: usize = 256 * MB;
@@ -2004,6 +2075,7 @@ macro_rules! hostile_suite {
                 pub_subscribe_flood_past_max_subscriptions: PubSubscribeFloodPastLimit,
                 radio_join_flood_past_max_subscriptions: RadioJoinFloodPastLimit,
                 stream_flood_from_a_raw_peer_never_read: StreamFloodNeverRead,
+                message_flood_to_a_pull_never_read: MessageFloodNeverRead,
                 udp_datagram_flood_to_a_dish_never_read: DishDatagramFlood,
                 hostile_server_ready_with_100k_properties: ServerManyProperties,
                 hostile_server_frame_of_2_62_bytes: ServerFrame2e62,
