@@ -198,6 +198,10 @@ pub enum Case {
     /// 1,000 wait, so the writer stalls. Bound: 16 MB. Then the application reads: what was
     /// queued arrives whole and in order from the first message, nothing lost or torn.
     MessageFloodNeverRead,
+    /// A SUB subscribes to everything and then reads nothing, while its PUB publishes 100,000
+    /// messages of 1 KiB (100 MB): PUB drops what finds the subscriber's pipe at SNDHWM, as
+    /// libzmq does, so memory stays bounded. Bound: 16 MB; a real SUB is served meanwhile.
+    SubscriberNeverReads,
     /// A raw TCP client writes up to 256 MiB to a STREAM (RCVHWM 100) whose application reads
     /// nothing: the connection stops being read once 100 messages wait, so the writer stalls.
     /// Bound: 24 MB (RCVHWM messages of at most one read each).
@@ -776,6 +780,7 @@ async fn run<R: Runtime>(case: Case, backend: &'static str) {
         Case::RadioJoinFloodPastLimit => flood_past_limit::<R>(label, Kind::Radio).await,
         Case::StreamFloodNeverRead => stream_flood::<R>(label).await,
         Case::MessageFloodNeverRead => message_flood::<R>(label).await,
+        Case::SubscriberNeverReads => subscriber_never_reads::<R>(label).await,
         Case::DishDatagramFlood => dish_datagram_flood::<R>(label).await,
         Case::ServerManyProperties => hostile_server::<R>(label, Server::ManyProperties).await,
         Case::ServerFrame2e62 => hostile_server::<R>(label, Server::Frame2e62).await,
@@ -1761,6 +1766,41 @@ async fn message_flood<R: Runtime>(label: &str) {
     v.served_by_omq(label).await;
 }
 
+/// A subscriber that stops reading while its PUB publishes 100 MB.
+async fn subscriber_never_reads<R: Runtime>(label: &str) {
+    const BOUND: usize = 16 * MB;
+    const MESSAGES: usize = 100_000;
+    let v = Victim::<R>::bind(Kind::Pub, Options::default()).await;
+    let base = Baseline::take();
+    let addr = v.addr;
+    let peer = attack("subscriber-never-reads", move || {
+        let mut p = RawPeer::connect_ready(addr, "SUB").ctx("handshake")?;
+        p.probe(b"probe", SERVE).ctx("probe")?;
+        // Everything from now on, and never another read.
+        p.subscribe(b"").ctx("subscribing")?;
+        p.probe(b"probe", SERVE).ctx("second probe")?;
+        Ok(p)
+    })
+    .join::<R>(|| v.publish("probe"))
+    .await;
+    let mut refused = 0;
+    for i in 0..MESSAGES {
+        // A body of its own each (a shared one would cost a queued message next to nothing).
+        if v.socket.try_send(Message::from(vec![0x5au8; 1024])).is_err() {
+            refused += 1;
+        }
+        // Let the connection task write until the kernel's buffers are full.
+        if i % 1000 == 0 {
+            sleep::<R>(Duration::from_millis(1)).await;
+        }
+    }
+    // A PUB never refuses a send: it drops for the subscriber that cannot take it.
+    assert_eq!(refused, 0, "{label}: PUB refused {refused} sends");
+    check_peak(label, &base, BOUND);
+    v.served_by_omq(label).await;
+    drop(peer);
+}
+
 /// A raw TCP client floods a STREAM whose application reads nothing.
 async fn stream_flood<R: Runtime>(label: &str) {
     const FLOOD: usize = 256 * MB;
@@ -2076,6 +2116,7 @@ macro_rules! hostile_suite {
                 radio_join_flood_past_max_subscriptions: RadioJoinFloodPastLimit,
                 stream_flood_from_a_raw_peer_never_read: StreamFloodNeverRead,
                 message_flood_to_a_pull_never_read: MessageFloodNeverRead,
+                subscriber_that_never_reads: SubscriberNeverReads,
                 udp_datagram_flood_to_a_dish_never_read: DishDatagramFlood,
                 hostile_server_ready_with_100k_properties: ServerManyProperties,
                 hostile_server_frame_of_2_62_bytes: ServerFrame2e62,
