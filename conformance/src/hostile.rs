@@ -202,6 +202,12 @@ pub enum Case {
     /// messages of 1 KiB (100 MB): PUB drops what finds the subscriber's pipe at SNDHWM, as
     /// libzmq does, so memory stays bounded. Bound: 16 MB; a real SUB is served meanwhile.
     SubscriberNeverReads,
+    /// 5,000 DEALERs, one after another, each with an Identity of its own (255 bytes, the
+    /// most spec 23 allows), connect to a ROUTER, send one message and hang up. Every message
+    /// arrives once, under its sender's id; then the ROUTER has forgotten them all: descriptors
+    /// back to the baseline, live heap within 1 MB of it (a routing-table, pipe or queue entry
+    /// kept per gone peer would cost at least its 255-byte id, 1.3 MB in all).
+    ConnectionChurn,
     /// A raw TCP client writes up to 256 MiB to a STREAM (RCVHWM 100) whose application reads
     /// nothing: the connection stops being read once 100 messages wait, so the writer stalls.
     /// Bound: 24 MB (RCVHWM messages of at most one read each).
@@ -781,6 +787,7 @@ async fn run<R: Runtime>(case: Case, backend: &'static str) {
         Case::StreamFloodNeverRead => stream_flood::<R>(label).await,
         Case::MessageFloodNeverRead => message_flood::<R>(label).await,
         Case::SubscriberNeverReads => subscriber_never_reads::<R>(label).await,
+        Case::ConnectionChurn => connection_churn::<R>(label).await,
         Case::DishDatagramFlood => dish_datagram_flood::<R>(label).await,
         Case::ServerManyProperties => hostile_server::<R>(label, Server::ManyProperties).await,
         Case::ServerFrame2e62 => hostile_server::<R>(label, Server::Frame2e62).await,
@@ -1225,6 +1232,67 @@ async fn stalled_handshakes<R: Runtime>(label: &str) {
     assert!(
         heap.heap <= HEAP_AFTER,
         "{label}: {heap} still held after the stalled connections closed"
+    );
+    v.served_by_omq(label).await;
+}
+
+/// Peers that connect, send one message and hang up, one after another.
+async fn connection_churn<R: Runtime>(label: &str) {
+    const PEERS: usize = 5000;
+    const HEAP_AFTER: usize = MB;
+    // The longest id spec 23 allows: a table entry kept per gone peer costs at least this.
+    let id_of = |i: usize| format!("{i:0>255}");
+    let v = Victim::<R>::bind(Kind::Router, Options::default()).await;
+    let fds = mem::open_fds();
+    let base = Baseline::take();
+    let addr = v.addr;
+    let mut got = vec![false; PEERS];
+    let mut count = 0;
+    let mut read = |got: &mut Vec<bool>| {
+        while let Ok(m) = v.socket.try_recv() {
+            assert_eq!(m.len(), 2, "{label}: {m:?}");
+            let (id, body) = (&m.parts()[0], &m.parts()[1]);
+            assert_eq!(id, body, "{label}: a message under another peer's id");
+            let i: usize = std::str::from_utf8(id).unwrap().parse().unwrap();
+            assert!(!std::mem::replace(&mut got[i], true), "{label}: peer {i} twice");
+            count += 1;
+        }
+    };
+    attack("connection-churn", move || {
+        for i in 0..PEERS {
+            let id = id_of(i);
+            let mut p = RawPeer::connect(addr).ctx(&format!("connection {i}"))?;
+            p.handshake("DEALER", &[(&b"Identity"[..], id.as_bytes())], false)
+                .ctx(&format!("handshake {i}"))?;
+            p.send(&raw::frame(0, id.as_bytes())).ctx("message")?;
+        }
+        Ok(())
+    })
+    .join::<R>(|| read(&mut got))
+    .await;
+    within::<R, _>(SERVE, "the last of the churned messages", async {
+        while !got.iter().all(|&g| g) {
+            read(&mut got);
+            sleep::<R>(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    drop(read);
+    assert_eq!(count, PEERS, "{label}");
+    let start = Instant::now();
+    while mem::open_fds() > fds + 2 && start.elapsed() < SERVE {
+        sleep::<R>(Duration::from_millis(50)).await;
+    }
+    heap_settles::<R>(&base).await;
+    let (now_fds, heap) = (mem::open_fds(), base.now());
+    println!("{label}: after {PEERS} peers: {now_fds} descriptors (baseline {fds}), {heap} now");
+    assert!(
+        now_fds <= fds + 2,
+        "{label}: {now_fds} descriptors open after the peers left, {fds} before"
+    );
+    assert!(
+        heap.heap <= HEAP_AFTER,
+        "{label}: {heap} still held after {PEERS} peers came and went"
     );
     v.served_by_omq(label).await;
 }
@@ -2117,6 +2185,7 @@ macro_rules! hostile_suite {
                 stream_flood_from_a_raw_peer_never_read: StreamFloodNeverRead,
                 message_flood_to_a_pull_never_read: MessageFloodNeverRead,
                 subscriber_that_never_reads: SubscriberNeverReads,
+                five_thousand_peers_come_and_go: ConnectionChurn,
                 udp_datagram_flood_to_a_dish_never_read: DishDatagramFlood,
                 hostile_server_ready_with_100k_properties: ServerManyProperties,
                 hostile_server_frame_of_2_62_bytes: ServerFrame2e62,
