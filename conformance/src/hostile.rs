@@ -129,6 +129,14 @@ pub enum Case {
     /// zero whatever the server's key). libzmq refuses it; so must omq. A genuine HELLO from
     /// the same attacker code is answered first, proving the forgery is well-formed.
     CurveZeroShortTermKey,
+    /// Three CURVE clients complete real handshakes with a CURVE PULL (omq-core's sans-io
+    /// session drives them over plain std sockets; the tampering is done on its output): one
+    /// sends a good MESSAGE and then one with a flipped bit in its box, one replays a MESSAGE
+    /// (the same nonce twice), one sends a MESSAGE too short to hold a box. Each good message
+    /// arrives once; nothing tampered, replayed or short is delivered; the victim closes each
+    /// of the three connections. The boxes are opened in the connection task outside the
+    /// socket lock: a path the core's own tamper tests do not reach.
+    CurveTamperedMessages,
     /// 2^20 empty MORE frames, never a last one. Bound: 16 MB (the defect held ~40 MB).
     EmptyMoreFrames,
     /// 1,000 connections that send half a greeting and stay. Bound: 24 MB while they stay (the
@@ -267,7 +275,7 @@ trait Ctx<T> {
     fn ctx(self, what: &str) -> Res<T>;
 }
 
-impl<T> Ctx<T> for io::Result<T> {
+impl<T, E: std::fmt::Display> Ctx<T> for Result<T, E> {
     fn ctx(self, what: &str) -> Res<T> {
         self.map_err(|e| format!("{what}: {e}"))
     }
@@ -735,6 +743,7 @@ async fn run<R: Runtime>(case: Case, backend: &'static str) {
         Case::ReadyManyPropertiesWithUserId => many_properties::<R>(label).await,
         Case::PingFlood => ping_flood::<R>(label).await,
         Case::CurveZeroShortTermKey => curve_zero_key::<R>(label).await,
+        Case::CurveTamperedMessages => curve_tampered::<R>(label).await,
         Case::EmptyMoreFrames => empty_more_frames::<R>(label).await,
         Case::StalledHandshakes => stalled_handshakes::<R>(label).await,
         Case::DescriptorsExhausted => descriptors_exhausted::<R>(label).await,
@@ -1153,6 +1162,115 @@ async fn curve_zero_key<R: Runtime>(label: &str) {
         forged,
         Hello::Refused,
         "{label}: a HELLO with an all-zero short-term key was welcomed (libzmq refuses it)"
+    );
+    v.served_by_omq(label).await;
+}
+
+/// A CURVE client over a blocking std stream, driven by omq-core's session: the attacker gets
+/// a real handshake and real MESSAGE bytes to tamper with.
+struct CurveClient {
+    stream: std::net::TcpStream,
+    session: omq_core::Session,
+    rx: bytes::BytesMut,
+}
+
+impl CurveClient {
+    fn connect(addr: SocketAddr, keys: &CurveKeys) -> Res<CurveClient> {
+        use omq_core::mechanism::{CurveKeyPair, CurvePublicKey, CurveSecretKey, Entropy};
+        let mut config = omq_core::SessionConfig::new(SocketType::Push);
+        let server = CurvePublicKey::from_z85(&keys.server_public).ctx("server key")?;
+        let secret = CurveSecretKey::from_z85(&keys.client_secret).ctx("client key")?;
+        config.mechanism = omq_core::mechanism::MechanismConfig::curve_client(
+            server,
+            CurveKeyPair::from_secret(secret),
+        );
+        config.entropy = Some(Entropy::generate(&mut OsRng));
+        let stream = std::net::TcpStream::connect(addr).ctx("connect")?;
+        stream.set_read_timeout(Some(raw::IO_TIMEOUT)).ctx("timeout")?;
+        let mut c = CurveClient {
+            stream,
+            session: omq_core::Session::new(config, Instant::now()),
+            rx: bytes::BytesMut::with_capacity(64 * 1024),
+        };
+        while !c.session.is_ready() {
+            c.flush()?;
+            let mut tmp = [0u8; 4096];
+            let n = io::Read::read(&mut c.stream, &mut tmp).ctx("reading the handshake")?;
+            if n == 0 {
+                return Err("the victim closed during the handshake".into());
+            }
+            c.rx.extend_from_slice(&tmp[..n]);
+            c.session
+                .handle_input(&mut c.rx, Instant::now())
+                .ctx("handshake")?;
+        }
+        c.flush()?;
+        Ok(c)
+    }
+
+    fn flush(&mut self) -> Res<()> {
+        while let Some(chunk) = self.session.poll_transmit() {
+            io::Write::write_all(&mut self.stream, &chunk).ctx("writing")?;
+        }
+        Ok(())
+    }
+
+    /// The bytes of `body` as one sealed MESSAGE, not yet written.
+    fn seal(&mut self, body: &str) -> Res<Vec<u8>> {
+        self.session
+            .send_message(&Message::from(body.to_owned()))
+            .ctx("sealing")?;
+        let mut out = Vec::new();
+        while let Some(chunk) = self.session.poll_transmit() {
+            out.extend_from_slice(&chunk);
+        }
+        Ok(out)
+    }
+
+    /// Writes `bytes` and reports whether the victim then closed the connection.
+    fn send_and_expect_close(self, bytes: &[u8]) -> Res<bool> {
+        let mut p = RawPeer::wrap(self.stream).ctx("wrap")?;
+        // The victim may close before all of it is written.
+        let _ = p.send(bytes);
+        Ok(p.closed_within(SERVE))
+    }
+}
+
+async fn curve_tampered<R: Runtime>(label: &str) {
+    let v = Victim::<R>::bind(Kind::CurvePull, Options::default()).await;
+    let (addr, keys) = (v.addr, v.curve.clone().expect("a CURVE victim"));
+    let closed = attack("curve-tampered", move || {
+        // A good message, then a flipped bit in the last byte of the next box.
+        let mut c = CurveClient::connect(addr, &keys)?;
+        let good = c.seal("good-1")?;
+        let mut bad = c.seal("tampered")?;
+        *bad.last_mut().expect("bytes") ^= 0x01;
+        let tampered = c.send_and_expect_close(&[good, bad].concat())?;
+        // The same MESSAGE twice: its nonce repeats.
+        let mut c = CurveClient::connect(addr, &keys)?;
+        let once = c.seal("good-2")?;
+        let replayed = c.send_and_expect_close(&[once.clone(), once].concat())?;
+        // A MESSAGE command with a nonce and no box.
+        let c = CurveClient::connect(addr, &keys)?;
+        let short = c.send_and_expect_close(&raw::command("MESSAGE", &[0, 0, 0, 0, 0, 0, 0, 9]))?;
+        Ok([tampered, replayed, short])
+    })
+    .join::<R>(|| {})
+    .await;
+    assert_eq!(
+        closed,
+        [true; 3],
+        "{label}: the victim kept a connection open after a tampered, replayed or short MESSAGE"
+    );
+    let mut got = Vec::new();
+    while let Some(m) = within_opt::<R, _>(Duration::from_millis(300), v.socket.recv()).await {
+        got.push(m.unwrap());
+    }
+    got.sort_by_key(|m| m.parts()[0].to_vec());
+    assert_eq!(
+        got,
+        [Message::from("good-1"), Message::from("good-2")],
+        "{label}: what the CURVE PULL delivered"
     );
     v.served_by_omq(label).await;
 }
@@ -2164,6 +2282,7 @@ macro_rules! hostile_suite {
                 ready_with_100k_properties_and_user_id: ReadyManyPropertiesWithUserId,
                 ping_flood_from_a_peer_that_never_reads: PingFlood,
                 curve_hello_with_all_zero_short_term_key: CurveZeroShortTermKey,
+                curve_messages_tampered_replayed_or_short: CurveTamperedMessages,
                 a_million_empty_more_frames: EmptyMoreFrames,
                 a_thousand_stalled_handshakes: StalledHandshakes,
                 accepts_failing_for_want_of_descriptors: DescriptorsExhausted,
