@@ -173,6 +173,10 @@ pub enum Case {
     /// 32 full handshakes, each followed by 4 KiB of noise (frames of random flags and sizes).
     /// Bound: 64 MB.
     GarbageAfterReady,
+    /// Greetings naming the wrong mechanism: CURVE and an unknown `XYZZY` to a NULL PULL, and
+    /// a NULL handshake with a message behind it to a CURVE PULL. Each connection is closed
+    /// within 10 s and the CURVE PULL delivers nothing of the NULL peer's.
+    MechanismMismatch,
     /// A greeting with major version 1: closed within 10 s.
     Zmtp1Greeting,
     /// A greeting with major version 2: closed within 10 s.
@@ -767,6 +771,7 @@ async fn run<R: Runtime>(case: Case, backend: &'static str) {
             refused::<R>(label, raw::null_greeting().to_vec(), noise, false).await
         }
         Case::GarbageAfterReady => garbage_after_ready::<R>(label).await,
+        Case::MechanismMismatch => mechanism_mismatch::<R>(label).await,
         Case::Zmtp1Greeting => {
             refused::<R>(
                 label,
@@ -1656,6 +1661,30 @@ async fn refused<R: Runtime>(label: &str, greeting: Vec<u8>, rest: Vec<u8>, libz
     }
 }
 
+/// Greetings with the wrong mechanism, both ways round.
+async fn mechanism_mismatch<R: Runtime>(label: &str) {
+    for mechanism in ["CURVE", "XYZZY"] {
+        let greeting = raw::greeting(mechanism, false, 3, 1).to_vec();
+        refused::<R>(&format!("{label} {mechanism}"), greeting, vec![], false).await;
+    }
+    let v = Victim::<R>::bind(Kind::CurvePull, Options::default()).await;
+    let addr = v.addr;
+    let closed = attack("null-to-curve", move || {
+        let mut p = RawPeer::connect(addr).ctx("connect")?;
+        let ready = raw::command("READY", &raw::properties([(&b"Socket-Type"[..], &b"PUSH"[..])]));
+        let null = [&raw::null_greeting()[..], &ready, &raw::frame(0, b"unauthenticated")].concat();
+        // The victim may hang up while we still write; that is the expected answer.
+        let _ = p.send(&null);
+        Ok(p.closed_within(SERVE))
+    })
+    .join::<R>(|| {})
+    .await;
+    assert!(closed, "{label}: a CURVE server kept a NULL peer's connection open");
+    let got = within_opt::<R, _>(Duration::from_millis(300), v.socket.recv()).await;
+    assert!(got.is_none(), "{label}: a CURVE server delivered {got:?} from a NULL peer");
+    v.served_by_omq(label).await;
+}
+
 /// 32 handshakes, each followed by 4 KiB of noise that the victim reads as frames of random
 /// flags and sizes (a fixed seed per connection, so a failure replays).
 async fn garbage_after_ready<R: Runtime>(label: &str) {
@@ -2292,6 +2321,7 @@ macro_rules! hostile_suite {
                 garbage_instead_of_greeting: GarbageInsteadOfGreeting,
                 garbage_after_greeting: GarbageAfterGreeting,
                 garbage_after_ready: GarbageAfterReady,
+                greeting_with_the_wrong_mechanism: MechanismMismatch,
                 zmtp_1_greeting: Zmtp1Greeting,
                 zmtp_2_greeting: Zmtp2Greeting,
                 slowloris_greeting: SlowlorisGreeting,
