@@ -220,6 +220,12 @@ pub enum Case {
     /// back to the baseline, live heap within 1 MB of it (a routing-table, pipe or queue entry
     /// kept per gone peer would cost at least its 255-byte id, 1.3 MB in all).
     ConnectionChurn,
+    /// 200 DEALERs, one after another, claim the Identity a connected DEALER already holds at a
+    /// ROUTER. Without ROUTER_HANDOVER each is closed and nothing it sends is delivered, and the
+    /// first keeps its id (a message routed to the id reaches it); with ROUTER_HANDOVER each
+    /// takes the id over and its predecessor is closed, so one connection is left, and the last
+    /// one's message is delivered. Descriptors return to the baseline either way.
+    IdentityCollisions,
     /// A raw TCP client writes up to 256 MiB to a STREAM (RCVHWM 100) whose application reads
     /// nothing: the connection stops being read once 100 messages wait, so the writer stalls.
     /// Bound: 24 MB (RCVHWM messages of at most one read each).
@@ -802,6 +808,10 @@ async fn run<R: Runtime>(case: Case, backend: &'static str) {
         Case::MessageFloodNeverRead => message_flood::<R>(label).await,
         Case::SubscriberNeverReads => subscriber_never_reads::<R>(label).await,
         Case::ConnectionChurn => connection_churn::<R>(label).await,
+        Case::IdentityCollisions => {
+            identity_collisions::<R>(label, false).await;
+            identity_collisions::<R>(label, true).await;
+        }
         Case::DishDatagramFlood => dish_datagram_flood::<R>(label).await,
         Case::ServerManyProperties => hostile_server::<R>(label, Server::ManyProperties).await,
         Case::ServerFrame2e62 => hostile_server::<R>(label, Server::Frame2e62).await,
@@ -1417,6 +1427,94 @@ async fn connection_churn<R: Runtime>(label: &str) {
         heap.heap <= HEAP_AFTER,
         "{label}: {heap} still held after {PEERS} peers came and went"
     );
+    v.served_by_omq(label).await;
+}
+
+/// Peers claiming an Identity another connected peer holds, with and without ROUTER_HANDOVER.
+async fn identity_collisions<R: Runtime>(label: &str, handover: bool) {
+    const IMPOSTORS: usize = 200;
+    let label = format!("{label} handover={handover}");
+    let label = label.as_str();
+    let v = Victim::<R>::bind(Kind::Router, Options::default().router_handover(handover)).await;
+    let fds = mem::open_fds();
+    let addr = v.addr;
+    let id: &[u8] = b"same";
+    let hello = |p: &mut RawPeer, what: &str| -> Res<()> {
+        p.handshake("DEALER", &[(&b"Identity"[..], id)], false)
+            .ctx("handshake")?;
+        p.send(&raw::frame(0, what.as_bytes())).ctx("message")
+    };
+    // The attacker's blocking I/O runs on threads of its own, never on the victim's executor.
+    let first = attack("identity-holder", move || {
+        let mut first = RawPeer::connect(addr).ctx("connect")?;
+        hello(&mut first, "first")?;
+        Ok(first)
+    })
+    .join::<R>(|| {})
+    .await;
+    let m = within::<R, _>(SERVE, label, v.socket.recv()).await.unwrap();
+    assert_eq!(m, Message::multipart([id, b"first"]), "{label}");
+    let last = attack("identity-collisions", move || {
+        let mut last = None;
+        for i in 0..IMPOSTORS {
+            let mut p = RawPeer::connect(addr).ctx("connect")?;
+            hello(&mut p, &format!("impostor-{i}"))?;
+            if handover {
+                // The newcomer holds the id now; the previous holder is closed.
+                let mut previous = last.replace(p).unwrap_or_else(|| {
+                    RawPeer::wrap(first.stream.try_clone().expect("clone")).expect("wrap")
+                });
+                if !previous.closed_within(SERVE) {
+                    return Err(format!("impostor {i} took over, its predecessor stayed open"));
+                }
+            } else if !p.closed_within(SERVE) {
+                return Err(format!("impostor {i} with a taken id was kept"));
+            }
+        }
+        Ok(if handover { last } else { Some(first) })
+    })
+    .join::<R>(|| {})
+    .await;
+    let mut holder = last.expect("the id's holder");
+    // What the victim delivered since: nothing without handover; with it, the last holder's
+    // message at least (a replaced peer's unread messages go with it, as libzmq's terminated
+    // pipe stops being read at once).
+    let mut got = Vec::new();
+    while let Some(m) = within_opt::<R, _>(Duration::from_millis(300), v.socket.recv()).await {
+        let m = m.unwrap();
+        assert_eq!(m.parts()[0].to_vec(), id, "{label}: {m:?}");
+        assert!(handover, "{label}: delivered {m:?} from a peer whose id was taken");
+        got.push(m.parts()[1].to_vec());
+    }
+    if handover {
+        let last = format!("impostor-{}", IMPOSTORS - 1).into_bytes();
+        assert!(got.contains(&last), "{label}: the holder's message was not delivered");
+    }
+    v.socket
+        .send(Message::multipart([id, b"to-the-holder"]))
+        .await
+        .unwrap();
+    let holder = thread::spawn(move || -> Res<RawPeer> {
+        loop {
+            let f = holder.read_frame().ctx("the holder reading")?;
+            if f.flags & COMMAND == 0 && f.body == b"to-the-holder" {
+                return Ok(holder);
+            }
+        }
+    });
+    let start = Instant::now();
+    while !holder.is_finished() && start.elapsed() < SERVE {
+        sleep::<R>(Duration::from_millis(10)).await;
+    }
+    let holder = holder.join().expect("holder thread");
+    assert!(holder.is_ok(), "{label}: the id's holder got nothing: {holder:?}");
+    drop(holder);
+    let start = Instant::now();
+    while mem::open_fds() > fds + 2 && start.elapsed() < SERVE {
+        sleep::<R>(Duration::from_millis(50)).await;
+    }
+    let now = mem::open_fds();
+    assert!(now <= fds + 2, "{label}: {now} descriptors open at the end, {fds} before");
     v.served_by_omq(label).await;
 }
 
@@ -2335,6 +2433,7 @@ macro_rules! hostile_suite {
                 message_flood_to_a_pull_never_read: MessageFloodNeverRead,
                 subscriber_that_never_reads: SubscriberNeverReads,
                 five_thousand_peers_come_and_go: ConnectionChurn,
+                two_hundred_peers_claim_a_taken_identity: IdentityCollisions,
                 udp_datagram_flood_to_a_dish_never_read: DishDatagramFlood,
                 hostile_server_ready_with_100k_properties: ServerManyProperties,
                 hostile_server_frame_of_2_62_bytes: ServerFrame2e62,
