@@ -526,6 +526,27 @@ fn a_req_forgets_what_its_peer_queued_behind_the_reply() {
 }
 
 #[test]
+fn a_connection_stops_taking_exactly_at_the_transmit_bound() {
+    // 254-byte bodies make 256-byte frames (a 2-byte header): 1,024 of them are exactly
+    // MAX_QUEUED_TRANSMIT, and the connection takes no more once that many wait.
+    use omq_core::connection::MAX_QUEUED_TRANSMIT;
+    let now = Instant::now();
+    let (mut sock, mut conn, mut buf) = with_null_peer(
+        SocketType::Push,
+        Options::default().send_hwm(10_000),
+        b"PULL",
+    );
+    conn.handle_input(&mut sock, &mut buf, now).unwrap();
+    while conn.poll_transmit().is_some() {}
+    let frames = MAX_QUEUED_TRANSMIT / 256;
+    for _ in 0..frames + 10 {
+        sock.send(Message::from(vec![7u8; 254])).unwrap();
+    }
+    conn.pull(&mut sock).unwrap();
+    assert_eq!(conn.queued_transmit(), MAX_QUEUED_TRANSMIT);
+}
+
+#[test]
 fn a_connection_takes_from_its_pipe_only_what_the_transmit_bound_allows() {
     // A peer that reads nothing must not make the connection hold the socket's whole queue:
     // it takes messages from its pipe until MAX_QUEUED_TRANSMIT bytes wait for the wire, and
