@@ -785,3 +785,22 @@ fn an_error_command_after_the_handshake_ends_the_session_with_its_reason() {
         })
     );
 }
+
+#[test]
+fn a_stream_socket_hears_of_a_silent_raw_peer_once() {
+    // A STREAM's raw connection is ready before any byte arrives: its first pull tells the
+    // application [id][""] though the peer has sent nothing (an HTTP server waits for the
+    // request, but must know of the client to time it out or greet it).
+    let now = Instant::now();
+    let mut sock = Socket::new(SocketType::Stream, Options::default(), 1).unwrap();
+    let (pipe, cfg) = sock.handle_accepted("tcp://127.0.0.1:1", now);
+    let mut conn = omq_core::connection::Connection::new(pipe, cfg, now);
+    assert!(sock.recv().is_err(), "told before the connection ran");
+    conn.pull(&mut sock).unwrap();
+    let hello = sock.recv().expect("the connection announced");
+    assert_eq!(hello.len(), 2);
+    assert!(hello.parts()[1].is_empty());
+    // Only once.
+    conn.pull(&mut sock).unwrap();
+    assert!(sock.recv().is_err());
+}
