@@ -1015,12 +1015,16 @@ async fn stray_commands<R: Runtime>(label: &str, kind: Kind) {
     .await;
     match kind {
         Kind::Pull => {
-            let m = within::<R, _>(SERVE, &label, v.socket.recv()).await.unwrap();
+            let m = within::<R, _>(SERVE, &label, v.socket.recv())
+                .await
+                .unwrap();
             assert_eq!(m, Message::from(AFTER), "{label}");
         }
         Kind::XPub => {
             // The application hears of the probe, and of nothing the JOIN could have added.
-            let m = within::<R, _>(SERVE, &label, v.socket.recv()).await.unwrap();
+            let m = within::<R, _>(SERVE, &label, v.socket.recv())
+                .await
+                .unwrap();
             assert_eq!(m, Message::from(&b"\x01probe"[..]), "{label}");
             assert!(v.socket.try_recv().is_err(), "{label}: more notifications");
         }
@@ -1201,7 +1205,9 @@ impl CurveClient {
         );
         config.entropy = Some(Entropy::generate(&mut OsRng));
         let stream = std::net::TcpStream::connect(addr).ctx("connect")?;
-        stream.set_read_timeout(Some(raw::IO_TIMEOUT)).ctx("timeout")?;
+        stream
+            .set_read_timeout(Some(raw::IO_TIMEOUT))
+            .ctx("timeout")?;
         let mut c = CurveClient {
             stream,
             session: omq_core::Session::new(config, Instant::now()),
@@ -1273,8 +1279,7 @@ async fn curve_tampered<R: Runtime>(label: &str) {
     .join::<R>(|| {})
     .await;
     assert_eq!(
-        closed,
-        [true; 3],
+        closed, [true; 3],
         "{label}: the victim kept a connection open after a tampered, replayed or short MESSAGE"
     );
     let mut got = Vec::new();
@@ -1387,7 +1392,10 @@ async fn connection_churn<R: Runtime>(label: &str) {
             let (id, body) = (&m.parts()[0], &m.parts()[1]);
             assert_eq!(id, body, "{label}: a message under another peer's id");
             let i: usize = std::str::from_utf8(id).unwrap().parse().unwrap();
-            assert!(!std::mem::replace(&mut got[i], true), "{label}: peer {i} twice");
+            assert!(
+                !std::mem::replace(&mut got[i], true),
+                "{label}: peer {i} twice"
+            );
             count += 1;
         }
     };
@@ -1465,7 +1473,9 @@ async fn identity_collisions<R: Runtime>(label: &str, handover: bool) {
                     RawPeer::wrap(first.stream.try_clone().expect("clone")).expect("wrap")
                 });
                 if !previous.closed_within(SERVE) {
-                    return Err(format!("impostor {i} took over, its predecessor stayed open"));
+                    return Err(format!(
+                        "impostor {i} took over, its predecessor stayed open"
+                    ));
                 }
             } else if !p.closed_within(SERVE) {
                 return Err(format!("impostor {i} with a taken id was kept"));
@@ -1483,12 +1493,18 @@ async fn identity_collisions<R: Runtime>(label: &str, handover: bool) {
     while let Some(m) = within_opt::<R, _>(Duration::from_millis(300), v.socket.recv()).await {
         let m = m.unwrap();
         assert_eq!(m.parts()[0].to_vec(), id, "{label}: {m:?}");
-        assert!(handover, "{label}: delivered {m:?} from a peer whose id was taken");
+        assert!(
+            handover,
+            "{label}: delivered {m:?} from a peer whose id was taken"
+        );
         got.push(m.parts()[1].to_vec());
     }
     if handover {
         let last = format!("impostor-{}", IMPOSTORS - 1).into_bytes();
-        assert!(got.contains(&last), "{label}: the holder's message was not delivered");
+        assert!(
+            got.contains(&last),
+            "{label}: the holder's message was not delivered"
+        );
     }
     v.socket
         .send(Message::multipart([id, b"to-the-holder"]))
@@ -1507,14 +1523,20 @@ async fn identity_collisions<R: Runtime>(label: &str, handover: bool) {
         sleep::<R>(Duration::from_millis(10)).await;
     }
     let holder = holder.join().expect("holder thread");
-    assert!(holder.is_ok(), "{label}: the id's holder got nothing: {holder:?}");
+    assert!(
+        holder.is_ok(),
+        "{label}: the id's holder got nothing: {holder:?}"
+    );
     drop(holder);
     let start = Instant::now();
     while mem::open_fds() > fds + 2 && start.elapsed() < SERVE {
         sleep::<R>(Duration::from_millis(50)).await;
     }
     let now = mem::open_fds();
-    assert!(now <= fds + 2, "{label}: {now} descriptors open at the end, {fds} before");
+    assert!(
+        now <= fds + 2,
+        "{label}: {now} descriptors open at the end, {fds} before"
+    );
     v.served_by_omq(label).await;
 }
 
@@ -1769,17 +1791,31 @@ async fn mechanism_mismatch<R: Runtime>(label: &str) {
     let addr = v.addr;
     let closed = attack("null-to-curve", move || {
         let mut p = RawPeer::connect(addr).ctx("connect")?;
-        let ready = raw::command("READY", &raw::properties([(&b"Socket-Type"[..], &b"PUSH"[..])]));
-        let null = [&raw::null_greeting()[..], &ready, &raw::frame(0, b"unauthenticated")].concat();
+        let ready = raw::command(
+            "READY",
+            &raw::properties([(&b"Socket-Type"[..], &b"PUSH"[..])]),
+        );
+        let null = [
+            &raw::null_greeting()[..],
+            &ready,
+            &raw::frame(0, b"unauthenticated"),
+        ]
+        .concat();
         // The victim may hang up while we still write; that is the expected answer.
         let _ = p.send(&null);
         Ok(p.closed_within(SERVE))
     })
     .join::<R>(|| {})
     .await;
-    assert!(closed, "{label}: a CURVE server kept a NULL peer's connection open");
+    assert!(
+        closed,
+        "{label}: a CURVE server kept a NULL peer's connection open"
+    );
     let got = within_opt::<R, _>(Duration::from_millis(300), v.socket.recv()).await;
-    assert!(got.is_none(), "{label}: a CURVE server delivered {got:?} from a NULL peer");
+    assert!(
+        got.is_none(),
+        "{label}: a CURVE server delivered {got:?} from a NULL peer"
+    );
     v.served_by_omq(label).await;
 }
 
@@ -2069,11 +2105,22 @@ async fn message_flood<R: Runtime>(label: &str) {
         let m = m.unwrap();
         let body = m.parts()[0].to_vec();
         assert_eq!(m.len(), 1, "{label}: message {next} has {} parts", m.len());
-        assert_eq!(body.len(), SIZES[next as usize % SIZES.len()], "{label}: message {next}");
-        assert_eq!(body[..8], next.to_le_bytes(), "{label}: message {next} out of order");
+        assert_eq!(
+            body.len(),
+            SIZES[next as usize % SIZES.len()],
+            "{label}: message {next}"
+        );
+        assert_eq!(
+            body[..8],
+            next.to_le_bytes(),
+            "{label}: message {next} out of order"
+        );
         next += 1;
     }
-    assert!(next >= HWM as u64, "{label}: only {next} messages were queued");
+    assert!(
+        next >= HWM as u64,
+        "{label}: only {next} messages were queued"
+    );
     println!("{label}: {next} messages read after the flood");
     drop(peer);
     v.served_by_omq(label).await;
@@ -2099,7 +2146,10 @@ async fn subscriber_never_reads<R: Runtime>(label: &str) {
     let mut refused = 0;
     for i in 0..MESSAGES {
         // A body of its own each (a shared one would cost a queued message next to nothing).
-        if v.socket.try_send(Message::from(vec![0x5au8; 1024])).is_err() {
+        if v.socket
+            .try_send(Message::from(vec![0x5au8; 1024]))
+            .is_err()
+        {
             refused += 1;
         }
         // Let the connection task write until the kernel's buffers are full.

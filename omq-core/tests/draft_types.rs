@@ -82,11 +82,7 @@ fn a_server_at_a_clients_sndhwm_says_would_block_and_loses_nothing() {
     while let Some(a) = s.poll_action() {
         if let Action::Dial { pipe: p, .. } = a {
             s.handle_connected(p, now).unwrap();
-            s.handle_ready(
-                p,
-                PeerInfo::new(SocketType::Client),
-                now,
-            );
+            s.handle_ready(p, PeerInfo::new(SocketType::Client), now);
             pipe = Some(p);
         }
     }

@@ -119,7 +119,8 @@ mod tests {
 
     fn peer(h: &mut Harness, router: &mut Router, id: &'static [u8]) -> (PipeId, Attach) {
         let pipe = h.pipes.insert(Origin::Connect(0), PipeState::Active);
-        h.pipes.get_mut(pipe).unwrap().peer = Some(PeerInfo::new(SocketType::Dealer).with_routing_id(Bytes::from_static(id)));
+        h.pipes.get_mut(pipe).unwrap().peer =
+            Some(PeerInfo::new(SocketType::Dealer).with_routing_id(Bytes::from_static(id)));
         let outcome = router.attach(&mut h.ctx(), pipe);
         if outcome != Attach::Refused {
             h.pipes.get_mut(pipe).unwrap().attached = true;
