@@ -1418,7 +1418,6 @@ async fn connection_churn<R: Runtime>(label: &str) {
         }
     })
     .await;
-    drop(read);
     assert_eq!(count, PEERS, "{label}");
     let start = Instant::now();
     while mem::open_fds() > fds + 2 && start.elapsed() < SERVE {
