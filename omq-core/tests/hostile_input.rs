@@ -69,6 +69,19 @@ fn ready_session(t: SocketType) -> (Session, Instant) {
 }
 
 #[test]
+fn a_connection_reads_with_its_sessions_room() {
+    // The driver sizes its reads from the connection, which must pass the session's rule on:
+    // small steps before the handshake, a quarter batch of room after it.
+    let now = Instant::now();
+    let (mut sock, mut conn, mut buf) =
+        with_null_peer(SocketType::Pull, Options::default(), b"PUSH");
+    assert_eq!(conn.read_hint(&[]), conn.session().read_hint(&[]));
+    assert!((2..=HANDSHAKE_READ).contains(&conn.read_hint(&[])));
+    conn.handle_input(&mut sock, &mut buf, now).unwrap();
+    assert_eq!(conn.read_hint(&[]), READ_BATCH / 4);
+}
+
+#[test]
 fn read_room_never_follows_an_announced_size() {
     // Finding 1: the driver sized its read buffer from the peer's claim (2^62 bytes aborted
     // the process, 2^63-1 overflowed capacity, 1 GiB reserved 1 GiB per connection).
