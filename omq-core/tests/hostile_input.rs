@@ -412,6 +412,42 @@ fn a_read_of_tiny_frames_is_decoded_a_batch_at_a_time() {
     assert!(buf.is_empty());
 }
 
+#[test]
+fn resuming_decodes_what_the_buffer_still_holds() {
+    // RCVHWM above the decode batch: a resume can deliver everything the connection had
+    // decoded and still have whole frames in the buffer; it must decode them too, since the
+    // peer may send nothing more. Every resume after an empty queue makes progress.
+    use omq_core::connection::EVENT_BATCH;
+    let now = Instant::now();
+    let hwm = EVENT_BATCH + 44;
+    let (mut sock, mut conn, mut buf) =
+        with_null_peer(SocketType::Pull, Options::default().recv_hwm(hwm), b"PUSH");
+    let n = 4_000usize;
+    for i in 0..n {
+        buf.put_slice(&[0x00, 0x02]);
+        buf.put_u16(i as u16);
+    }
+    conn.handle_input(&mut sock, &mut buf, now).unwrap();
+    let mut next = 0usize;
+    while next < n {
+        match sock.recv() {
+            Ok(m) => {
+                assert_eq!(&m.parts()[0][..], &(next as u16).to_be_bytes());
+                next += 1;
+            }
+            Err(_) => {
+                conn.handle_resume(&mut sock, &mut buf, now).unwrap();
+                assert!(
+                    sock.can_recv(),
+                    "a resume with {} bytes buffered brought nothing (at message {next})",
+                    buf.len()
+                );
+            }
+        }
+    }
+    assert!(buf.is_empty());
+}
+
 // ----- found by fuzzing the socket state machine (fuzz/fuzz_targets/socket.rs) -------------
 
 fn peer(t: SocketType, id: Option<&'static [u8]>) -> omq_core::PeerInfo {
