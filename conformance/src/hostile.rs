@@ -226,6 +226,10 @@ pub enum Case {
     /// takes the id over and its predecessor is closed, so one connection is left, and the last
     /// one's message is delivered. Descriptors return to the baseline either way.
     IdentityCollisions,
+    /// A DEALER stops reading while its ROUTER routes 100,000 messages of 1 KiB to it: without
+    /// ROUTER_MANDATORY the ROUTER drops at SNDHWM and refuses no send; with it, the sends
+    /// beyond SNDHWM are refused. Bound: 16 MB either way; a real DEALER served meanwhile.
+    RouterPeerNeverReads,
     /// A raw TCP client writes up to 256 MiB to a STREAM (RCVHWM 100) whose application reads
     /// nothing: the connection stops being read once 100 messages wait, so the writer stalls.
     /// Bound: 24 MB (RCVHWM messages of at most one read each).
@@ -807,6 +811,10 @@ async fn run<R: Runtime>(case: Case, backend: &'static str) {
         Case::StreamFloodNeverRead => stream_flood::<R>(label).await,
         Case::MessageFloodNeverRead => message_flood::<R>(label).await,
         Case::SubscriberNeverReads => subscriber_never_reads::<R>(label).await,
+        Case::RouterPeerNeverReads => {
+            router_peer_never_reads::<R>(label, false).await;
+            router_peer_never_reads::<R>(label, true).await;
+        }
         Case::ConnectionChurn => connection_churn::<R>(label).await,
         Case::IdentityCollisions => {
             identity_collisions::<R>(label, false).await;
@@ -2142,13 +2150,30 @@ async fn subscriber_never_reads<R: Runtime>(label: &str) {
     })
     .join::<R>(|| v.publish("probe"))
     .await;
+    let refused = send_to_a_reader_that_never_reads::<R>(&v, MESSAGES, None).await;
+    // A PUB never refuses a send: it drops for the subscriber that cannot take it.
+    assert_eq!(refused, 0, "{label}: PUB refused {refused} sends");
+    check_peak(label, &base, BOUND);
+    v.served_by_omq(label).await;
+    drop(peer);
+}
+
+/// Sends `count` messages of 1 KiB (a body of its own each: a shared one would cost a queued
+/// message next to nothing) without waiting, to `to` first when given (a ROUTER's peer);
+/// returns how many sends were refused.
+async fn send_to_a_reader_that_never_reads<R: Runtime>(
+    v: &Victim<R>,
+    count: usize,
+    to: Option<&'static [u8]>,
+) -> usize {
     let mut refused = 0;
-    for i in 0..MESSAGES {
-        // A body of its own each (a shared one would cost a queued message next to nothing).
-        if v.socket
-            .try_send(Message::from(vec![0x5au8; 1024]))
-            .is_err()
-        {
+    for i in 0..count {
+        let body = vec![0x5au8; 1024];
+        let m = match to {
+            Some(id) => Message::multipart([bytes::Bytes::from_static(id), body.into()]),
+            None => Message::from(body),
+        };
+        if v.socket.try_send(m).is_err() {
             refused += 1;
         }
         // Let the connection task write until the kernel's buffers are full.
@@ -2156,8 +2181,42 @@ async fn subscriber_never_reads<R: Runtime>(label: &str) {
             sleep::<R>(Duration::from_millis(1)).await;
         }
     }
-    // A PUB never refuses a send: it drops for the subscriber that cannot take it.
-    assert_eq!(refused, 0, "{label}: PUB refused {refused} sends");
+    refused
+}
+
+/// A ROUTER's peer that stops reading while 100 MB are routed to it.
+async fn router_peer_never_reads<R: Runtime>(label: &str, mandatory: bool) {
+    const BOUND: usize = 16 * MB;
+    const MESSAGES: usize = 100_000;
+    let label = format!("{label} mandatory={mandatory}");
+    let label = label.as_str();
+    let options = Options::default().router_mandatory(mandatory);
+    let v = Victim::<R>::bind(Kind::Router, options).await;
+    let base = Baseline::take();
+    let addr = v.addr;
+    let peer = attack("router-peer-never-reads", move || {
+        let mut p = RawPeer::connect(addr).ctx("connect")?;
+        p.handshake("DEALER", &[(&b"Identity"[..], &b"slow"[..])], false)
+            .ctx("handshake")?;
+        p.send(&raw::frame(0, b"hello")).ctx("hello")?;
+        Ok(p)
+    })
+    .join::<R>(|| {})
+    .await;
+    // The peer is routable once its first message is in.
+    let m = within::<R, _>(SERVE, label, v.socket.recv()).await.unwrap();
+    assert_eq!(m, Message::multipart([&b"slow"[..], b"hello"]), "{label}");
+    let refused = send_to_a_reader_that_never_reads::<R>(&v, MESSAGES, Some(b"slow")).await;
+    println!("{label}: {refused} of {MESSAGES} sends refused");
+    if mandatory {
+        // Refused once the peer's pipe is at SNDHWM, instead of dropped.
+        assert!(refused > MESSAGES / 2, "{label}: only {refused} refused");
+    } else {
+        assert_eq!(
+            refused, 0,
+            "{label}: a ROUTER without MANDATORY refused a send"
+        );
+    }
     check_peak(label, &base, BOUND);
     v.served_by_omq(label).await;
     drop(peer);
@@ -2481,6 +2540,7 @@ macro_rules! hostile_suite {
                 stream_flood_from_a_raw_peer_never_read: StreamFloodNeverRead,
                 message_flood_to_a_pull_never_read: MessageFloodNeverRead,
                 subscriber_that_never_reads: SubscriberNeverReads,
+                router_peer_that_never_reads: RouterPeerNeverReads,
                 five_thousand_peers_come_and_go: ConnectionChurn,
                 two_hundred_peers_claim_a_taken_identity: IdentityCollisions,
                 udp_datagram_flood_to_a_dish_never_read: DishDatagramFlood,
