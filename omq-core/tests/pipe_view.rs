@@ -69,3 +69,20 @@ fn parts_change_in_place_through_parts_mut() {
     parts[0] = "other".into();
     assert_eq!(m, Message::multipart(["other", "", "reply"]));
 }
+
+#[test]
+fn pipe_ids_are_distinct_numbers_an_event_loop_can_use_as_tokens() {
+    // The embedding example keys its readiness tokens by `PipeId::raw`.
+    let now = Instant::now();
+    let mut s = Socket::new(SocketType::Router, Options::default(), 1).unwrap();
+    let mut raws: Vec<u64> = (0..3)
+        .map(|i| {
+            s.handle_accepted(&format!("tcp://127.0.0.1:{}", 1000 + i), now)
+                .0
+                .raw()
+        })
+        .collect();
+    raws.sort_unstable();
+    raws.dedup();
+    assert_eq!(raws.len(), 3, "{raws:?}");
+}
