@@ -13,7 +13,7 @@ use omq_core::socket::MONITOR_QUEUE_MAX;
 use omq_core::wire::frame::encode_header;
 use omq_core::wire::greeting::{Greeting, MechanismName};
 use omq_core::wire::metadata::Metadata;
-use omq_core::{Message, Options, Session, SessionConfig, Socket, SocketType};
+use omq_core::{Message, Options, Session, SessionConfig, SessionEvent, Socket, SocketType};
 
 /// A raw READY command frame with the given properties, written by hand as an attacker would.
 fn ready_frame(props: &[(&[u8], &[u8])]) -> Vec<u8> {
@@ -85,6 +85,8 @@ fn a_connection_reads_with_its_sessions_room() {
 fn read_room_never_follows_an_announced_size() {
     // Finding 1: the driver sized its read buffer from the peer's claim (2^62 bytes aborted
     // the process, 2^63-1 overflowed capacity, 1 GiB reserved 1 GiB per connection).
+    // The documented batch (docs/PERFORMANCE.md and the backends' read paths assume it).
+    assert_eq!(READ_BATCH, 64 * 1024);
     let fresh = Session::new(SessionConfig::new(SocketType::Pull), Instant::now());
     assert!(
         fresh.read_hint(&[]) <= HANDSHAKE_READ,
@@ -852,4 +854,52 @@ fn a_stream_socket_hears_of_a_silent_raw_peer_once() {
     // Only once.
     conn.pull(&mut sock).unwrap();
     assert!(sock.recv().is_err());
+}
+
+#[test]
+fn a_stream_session_speaks_raw_bytes_and_no_zmtp() {
+    // A STREAM's peer is a plain TCP client: no greeting goes out, and its bytes arrive as
+    // they are, behind the connection's id, from the very first byte.
+    let now = Instant::now();
+    let mut sock = Socket::new(SocketType::Stream, Options::default(), 1).unwrap();
+    let (pipe, cfg) = sock.handle_accepted("tcp://127.0.0.1:1", now);
+    let mut conn = omq_core::connection::Connection::new(pipe, cfg, now);
+    conn.pull(&mut sock).unwrap();
+    let id = sock.recv().unwrap().parts()[0].to_bytes();
+    assert!(
+        conn.poll_transmit().is_none(),
+        "a greeting went to a raw peer"
+    );
+    let mut buf = BytesMut::from(&b"GET / HTTP/1.0\r\n\r\n"[..]);
+    conn.handle_input(&mut sock, &mut buf, now).unwrap();
+    let m = sock.recv().unwrap();
+    assert_eq!(
+        m,
+        Message::multipart([id, Bytes::from_static(b"GET / HTTP/1.0\r\n\r\n")])
+    );
+}
+
+#[test]
+fn a_session_decodes_no_more_than_max_events_per_call() {
+    let now = Instant::now();
+    let mut cfg = SessionConfig::new(SocketType::Pull);
+    cfg.max_events = Some(3);
+    let mut s = Session::new(cfg, now);
+    let mut buf = BytesMut::new();
+    buf.extend_from_slice(&Greeting::ours(MechanismName::NULL, false).encode());
+    buf.extend_from_slice(&ready_frame(&[(b"Socket-Type", b"PUSH")]));
+    s.handle_input(&mut buf, now).unwrap();
+    while s.poll_event().is_some() {}
+    for i in 0..10u8 {
+        buf.put_slice(&[0x00, 0x01, i]);
+    }
+    s.handle_input(&mut buf, now).unwrap();
+    let mut got = 0;
+    while let Some(e) = s.poll_event() {
+        assert!(matches!(e, SessionEvent::Message(_)), "{e:?}");
+        got += 1;
+    }
+    assert_eq!(got, 3);
+    assert_eq!(buf.len(), 7 * 3, "the rest stays as bytes");
+    assert!(s.input_pending(&buf));
 }
