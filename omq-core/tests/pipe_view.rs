@@ -75,6 +75,7 @@ fn pipe_ids_are_distinct_numbers_an_event_loop_can_use_as_tokens() {
     // The embedding example keys its readiness tokens by `PipeId::raw`.
     let now = Instant::now();
     let mut s = Socket::new(SocketType::Router, Options::default(), 1).unwrap();
+    assert!(s.pipes().is_empty());
     let mut raws: Vec<u64> = (0..3)
         .map(|i| {
             s.handle_accepted(&format!("tcp://127.0.0.1:{}", 1000 + i), now)
@@ -85,4 +86,6 @@ fn pipe_ids_are_distinct_numbers_an_event_loop_can_use_as_tokens() {
     raws.sort_unstable();
     raws.dedup();
     assert_eq!(raws.len(), 3, "{raws:?}");
+    assert!(!s.pipes().is_empty());
+    assert_eq!(s.pipes().len(), 3);
 }
