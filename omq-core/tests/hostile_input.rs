@@ -809,7 +809,10 @@ fn a_subscribe_joins_no_group_and_a_join_subscribes_to_nothing() {
             for note in [&b"\x01t"[..], b"\x01v", b"\x00v"] {
                 assert_eq!(sock.recv().unwrap(), Message::from(note));
             }
-            assert!(sock.recv().is_err(), "XPUB told of more than its own commands");
+            assert!(
+                sock.recv().is_err(),
+                "XPUB told of more than its own commands"
+            );
         }
         let pipe = conn.pipe();
         for (msg, want) in sends {
@@ -909,4 +912,62 @@ fn a_session_decodes_no_more_than_max_events_per_call() {
     assert_eq!(got, 3);
     assert_eq!(buf.len(), 7 * 3, "the rest stays as bytes");
     assert!(s.input_pending(&buf));
+}
+
+/// A NULL PULL session with `cfg` whose handshake with a PUSH finished at `now`.
+fn ready_with(cfg: SessionConfig, now: Instant) -> Session {
+    let mut s = Session::new(cfg, now);
+    let mut buf = BytesMut::new();
+    buf.extend_from_slice(&Greeting::ours(MechanismName::NULL, false).encode());
+    buf.extend_from_slice(&ready_frame(&[(b"Socket-Type", b"PUSH")]));
+    s.handle_input(&mut buf, now).unwrap();
+    assert!(s.is_ready());
+    while s.poll_transmit().is_some() {}
+    while s.poll_event().is_some() {}
+    s
+}
+
+#[test]
+fn the_first_ping_goes_one_interval_after_the_handshake_and_is_counted() {
+    let now = Instant::now();
+    let ivl = Duration::from_millis(100);
+    let mut cfg = SessionConfig::new(SocketType::Pull);
+    cfg.heartbeat_ivl = Some(ivl);
+    let mut s = ready_with(cfg, now);
+    assert_eq!(s.poll_timeout(), Some(now + ivl));
+    s.handle_timeout(now + ivl - Duration::from_millis(1))
+        .unwrap();
+    assert!(s.poll_transmit().is_none(), "a PING before its interval");
+    assert_eq!(s.pings_sent(), 0);
+    s.handle_timeout(now + ivl).unwrap();
+    let ping = s.poll_transmit().expect("a PING at the interval");
+    assert_eq!(&ping[2..7], b"\x04PING");
+    assert_eq!(s.pings_sent(), 1);
+    // No answer within HEARTBEAT_TIMEOUT (the interval, by default): the peer is given up.
+    assert!(matches!(
+        s.handle_timeout(now + 2 * ivl),
+        Err(SessionError::Timeout(_))
+    ));
+}
+
+#[test]
+fn a_peers_ping_ttl_is_counted_in_tenths_of_a_second() {
+    // A PING with TTL 10 tells us to give up on the peer after 1 s of silence.
+    use omq_core::wire::command::Command;
+    let now = Instant::now();
+    let mut s = ready_with(SessionConfig::new(SocketType::Pull), now);
+    let body = Command::Ping {
+        ttl_deciseconds: 10,
+        context: Bytes::new(),
+    }
+    .to_bytes();
+    let mut buf = BytesMut::new();
+    encode_header(&mut buf, false, true, body.len());
+    buf.extend_from_slice(&body);
+    s.handle_input(&mut buf, now).unwrap();
+    s.handle_timeout(now + Duration::from_millis(990)).unwrap();
+    assert!(matches!(
+        s.handle_timeout(now + Duration::from_millis(1000)),
+        Err(SessionError::Timeout(_))
+    ));
 }
