@@ -880,6 +880,11 @@ fn a_stream_session_speaks_raw_bytes_and_no_zmtp() {
         conn.poll_transmit().is_none(),
         "a greeting went to a raw peer"
     );
+    assert_eq!(
+        conn.read_hint(&[]),
+        READ_BATCH / 4,
+        "a raw connection reads in batches"
+    );
     let mut buf = BytesMut::from(&b"GET / HTTP/1.0\r\n\r\n"[..]);
     conn.handle_input(&mut sock, &mut buf, now).unwrap();
     let m = sock.recv().unwrap();
@@ -970,4 +975,28 @@ fn a_peers_ping_ttl_is_counted_in_tenths_of_a_second() {
         s.handle_timeout(now + Duration::from_millis(1000)),
         Err(SessionError::Timeout(_))
     ));
+}
+
+#[test]
+fn a_session_says_whether_it_is_handshaking_and_what_the_peer_greeted_with() {
+    let now = Instant::now();
+    let mut s = Session::new(SessionConfig::new(SocketType::Pull), now);
+    assert!(s.is_handshaking() && !s.is_ready());
+    assert!(s.peer_greeting().is_none());
+    let mut buf = BytesMut::new();
+    buf.extend_from_slice(&Greeting::ours(MechanismName::NULL, false).encode());
+    s.handle_input(&mut buf, now).unwrap();
+    let g = s.peer_greeting().expect("the peer's greeting");
+    assert_eq!((g.major, g.minor, g.mechanism), (3, 1, MechanismName::NULL));
+    assert!(s.is_handshaking(), "greeted, READY still to come");
+    buf.extend_from_slice(&ready_frame(&[(b"Socket-Type", b"PUSH")]));
+    s.handle_input(&mut buf, now).unwrap();
+    assert!(!s.is_handshaking() && s.is_ready());
+    // A failed session is neither.
+    let mut cfg = SessionConfig::new(SocketType::Pull);
+    cfg.max_msg_size = Some(1024);
+    let mut f = ready_with(cfg, now);
+    let mut buf = BytesMut::from(&[0x02, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff][..]);
+    assert!(f.handle_input(&mut buf, now).is_err());
+    assert!(!f.is_handshaking() && !f.is_ready());
 }
