@@ -184,6 +184,26 @@ mod tests {
     }
 
     #[test]
+    fn every_traffic_command_reads_back_as_itself() {
+        let b = Bytes::from_static;
+        for (c, wire) in [
+            (Command::Cancel(b(b"t")), &b"\x06CANCELt"[..]),
+            (Command::Pong { context: b(b"c") }, b"\x04PONGc"),
+            (Command::Join(b(b"g")), b"\x04JOINg"),
+            (Command::Leave(b(b"g")), b"\x05LEAVEg"),
+        ] {
+            assert_eq!(&c.to_bytes()[..], wire);
+            assert_eq!(Command::decode(&c.to_bytes()).unwrap(), c);
+        }
+    }
+
+    #[test]
+    fn printable_names_keep_what_is_text() {
+        assert_eq!(printable_name(b"HELLO"), "HELLO");
+        assert_eq!(printable_name(b"A\xffB"), "A\u{fffd}B");
+    }
+
+    #[test]
     fn ping_and_error() {
         let p = Command::Ping {
             ttl_deciseconds: 0x0102,
