@@ -366,3 +366,36 @@ fn stream_sockets_carry_raw_bytes_behind_generated_ids_and_close_on_an_empty_mes
         Err(SendError::HostUnreachable(_))
     ));
 }
+
+#[test]
+fn udp_pipes_are_ready_without_a_handshake_on_both_sides() {
+    // A RADIO's udp connect and a DISH's udp bind carry datagrams from the start: there is no
+    // handshake, so the driver's word that the socket is open makes the pipe ready.
+    use omq_core::pipe::Outbound;
+    let now = Instant::now();
+    let mut radio = Socket::new(SocketType::Radio, Options::default(), 1).unwrap();
+    radio.connect("udp://127.0.0.1:5556", now).unwrap();
+    let pipe = std::iter::from_fn(|| radio.poll_action())
+        .find_map(|a| match a {
+            Action::Dial { pipe, .. } => Some(pipe),
+            _ => None,
+        })
+        .expect("a dial for the udp endpoint");
+    assert!(radio.handle_datagram_connected(pipe, now));
+    radio.send(Message::from("x").with_group("g")).unwrap();
+    let out: Vec<Outbound> = std::iter::from_fn(|| radio.poll_transmit(pipe)).collect();
+    // The wire form: [group][body].
+    assert!(
+        matches!(&out[..], [Outbound::Message(m)] if *m == Message::multipart(["g", "x"])),
+        "a RADIO sends every group to a datagram pipe at once: {out:?}"
+    );
+
+    let mut dish = Socket::new(SocketType::Dish, Options::default(), 1).unwrap();
+    dish.join(b"g").unwrap();
+    let pipe = dish.handle_datagram_bound("udp://127.0.0.1:5556", now);
+    let datagram = omq_core::wire::datagram::encode(&Message::multipart(["g", "y"])).unwrap();
+    dish.handle_message(pipe, omq_core::wire::datagram::decode(datagram).unwrap())
+        .unwrap();
+    let m = dish.recv().expect("the datagram's message");
+    assert_eq!((m.group(), text(&m)), (Some(&b"g"[..]), "y".to_string()));
+}
