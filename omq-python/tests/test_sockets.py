@@ -357,13 +357,22 @@ def test_recv_in_thread(ctx):
 
 
 def test_ctrl_c_interrupts_recv(ctx):
-    pull = ctx.socket(zmq.PULL)
-    pull.bind("inproc://ctrlc")
-    threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
-    t = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):
-        pull.recv()
-    assert time.monotonic() - t < 2
+    # A process a shell starts in the background without job control inherits SIGINT
+    # ignored, and Python then installs no handler of its own: this test installs the
+    # default one, so it tests omq and not how it was launched.
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        pull = ctx.socket(zmq.PULL)
+        # Should the interrupt be lost, this fails the test instead of hanging it.
+        pull.rcvtimeo = 5000
+        pull.bind("inproc://ctrlc")
+        threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+        t = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            pull.recv()
+        assert time.monotonic() - t < 2
+    finally:
+        signal.signal(signal.SIGINT, old)
 
 
 def test_linger_flushes_on_term():
