@@ -133,6 +133,11 @@ mod tests {
         assert_eq!(decode("%nSc0").unwrap(), [0xFF; 4]);
         assert_eq!(decode("%nSc1"), Err(Z85Error::Overflow { at: 0 }));
         assert_eq!(decode("#####"), Err(Z85Error::Overflow { at: 0 }));
+        // The position names the group's first character, wherever the group is.
+        assert_eq!(
+            decode("0000000000%nSc1"),
+            Err(Z85Error::Overflow { at: 10 })
+        );
         assert_eq!(encode(&[1, 2, 3]), Err(Z85Error::BinaryLength(3)));
         assert_eq!(decode("abcd"), Err(Z85Error::TextLength(4)));
         assert_eq!(

@@ -922,6 +922,64 @@ mod tests {
     }
 
     #[test]
+    fn a_box_shorter_than_its_tag_does_not_open_and_an_empty_one_does() {
+        // The length check is all that stands between a short box and a slice out of range;
+        // a box of exactly a tag holds an empty plaintext and opens.
+        let a = CurveKeyPair::generate(&mut Entropy::from_bytes([3; 32]).rng());
+        let b = CurveKeyPair::generate(&mut Entropy::from_bytes([4; 32]).rng());
+        let n = nonce(b"CurveZMQMESSAGEC", &7u64.to_be_bytes());
+        let sealer = session_box(b.public(), &a);
+        let opener = session_box(a.public(), &b);
+        let tag = sealer.seal(&n, &mut []);
+        let plain = open(&opener, &n, &tag).expect("a tag-only box opens");
+        assert!(plain.is_empty());
+        for len in 0..TAG {
+            assert!(open(&opener, &n, &tag[..len]).is_none(), "{len} bytes");
+        }
+    }
+
+    #[test]
+    fn a_ready_of_exactly_the_minimum_length_opens_and_a_shorter_one_is_refused_by_length() {
+        // A READY with no properties is 30 bytes; one byte less is refused for its length,
+        // before any byte of it is read as a nonce or a box.
+        let handshake = || {
+            let client_keys = CurveKeyPair::generate(&mut Entropy::from_bytes([8; 32]).rng());
+            let (mut c, mut s) = mechanisms(client_keys);
+            let (mut to_s, mut to_c) = (TxQueue::new(), TxQueue::new());
+            let done = up_to_initiate(&mut c, &mut s, &mut to_s, &mut to_c).unwrap();
+            assert!(done.is_some());
+            // The server's own READY carries properties: replace it by a bare one.
+            let _ = frames(&mut to_c);
+            let n = 1u64.to_be_bytes();
+            let session_box = s.session_box.as_ref().unwrap();
+            let tag = session_box.seal(&nonce(b"CurveZMQREADY---", &n), &mut []);
+            let mut ready = b"\x05READY".to_vec();
+            ready.extend_from_slice(&n);
+            ready.extend_from_slice(&tag);
+            assert_eq!(ready.len(), READY_MIN);
+            (c, Bytes::from(ready), to_s)
+        };
+        let (mut c, ready, mut to_s) = handshake();
+        let props = c.handle_command(&ready, &local(), &mut to_s).unwrap();
+        assert!(props.expect("the handshake is done").is_empty());
+        let (mut c, ready, mut to_s) = handshake();
+        let err = c
+            .handle_command(&ready.slice(..READY_MIN - 1), &local(), &mut to_s)
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                SessionError::Protocol(ProtocolError::Curve(CurveError::BadLength {
+                    command: "READY",
+                    len: 29,
+                    ..
+                }))
+            ),
+            "{err:?}"
+        );
+    }
+
+    #[test]
     fn message_bodies_of_every_tier_open() {
         // Inline, arena and owned-buffer plaintexts, and a tampered one in each tier.
         let (mut c, mut s) = pair();
