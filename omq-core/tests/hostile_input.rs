@@ -576,19 +576,26 @@ fn a_req_forgets_what_its_peer_queued_behind_the_reply() {
     );
 }
 
-#[test]
-fn a_connection_stops_taking_exactly_at_the_transmit_bound() {
-    // 254-byte bodies make 256-byte frames (a 2-byte header): 1,024 of them are exactly
-    // MAX_QUEUED_TRANSMIT, and the connection takes no more once that many wait.
-    use omq_core::connection::MAX_QUEUED_TRANSMIT;
-    let now = Instant::now();
+/// A PUSH (SNDHWM 10,000) whose NULL handshake with a PULL is done and whose greeting and
+/// READY have left: what goes to the wire from here on is messages only.
+fn push_past_its_handshake() -> (Socket, omq_core::connection::Connection) {
     let (mut sock, mut conn, mut buf) = with_null_peer(
         SocketType::Push,
         Options::default().send_hwm(10_000),
         b"PULL",
     );
-    conn.handle_input(&mut sock, &mut buf, now).unwrap();
+    conn.handle_input(&mut sock, &mut buf, Instant::now())
+        .unwrap();
     while conn.poll_transmit().is_some() {}
+    (sock, conn)
+}
+
+#[test]
+fn a_connection_stops_taking_exactly_at_the_transmit_bound() {
+    // 254-byte bodies make 256-byte frames (a 2-byte header): 1,024 of them are exactly
+    // MAX_QUEUED_TRANSMIT, and the connection takes no more once that many wait.
+    use omq_core::connection::MAX_QUEUED_TRANSMIT;
+    let (mut sock, mut conn) = push_past_its_handshake();
     let frames = MAX_QUEUED_TRANSMIT / 256;
     for _ in 0..frames + 10 {
         sock.send(Message::from(vec![7u8; 254])).unwrap();
@@ -603,15 +610,7 @@ fn a_connection_takes_from_its_pipe_only_what_the_transmit_bound_allows() {
     // it takes messages from its pipe until MAX_QUEUED_TRANSMIT bytes wait for the wire, and
     // the pipe (bounded by SNDHWM) keeps the rest; nothing is lost once the wire drains.
     use omq_core::connection::MAX_QUEUED_TRANSMIT;
-    let now = Instant::now();
-    let (mut sock, mut conn, mut buf) = with_null_peer(
-        SocketType::Push,
-        Options::default().send_hwm(10_000),
-        b"PULL",
-    );
-    conn.handle_input(&mut sock, &mut buf, now).unwrap();
-    // Our greeting and READY go first.
-    while conn.poll_transmit().is_some() {}
+    let (mut sock, mut conn) = push_past_its_handshake();
     let size = 4096;
     let n = 3 * MAX_QUEUED_TRANSMIT / size;
     for i in 0..n {
