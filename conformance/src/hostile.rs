@@ -2057,9 +2057,43 @@ async fn flood_past_limit<R: Runtime>(label: &str, kind: Kind) {
     v.served_by_omq(label).await;
 }
 
+/// Writes what `refill` appends (called whenever less than 64 KiB waits) until a write stalls
+/// for its timeout, which is the backpressure a flood case wants; returns the bytes written.
+/// An error when the victim's heap passes twice `bound` on the way, or when 256 MiB went in
+/// without a stall (the victim took everything it was sent).
+fn write_until_stalled(
+    stream: &mut impl io::Write,
+    base: &Baseline,
+    bound: usize,
+    mut refill: impl FnMut(&mut Vec<u8>),
+) -> Result<usize, String> {
+    const FLOOD: usize = 256 * MB;
+    let mut pending = Vec::with_capacity(80 * 1024);
+    let mut written = 0;
+    while written < FLOOD {
+        while pending.len() < 64 * 1024 {
+            refill(&mut pending);
+        }
+        match stream.write(&pending) {
+            Ok(n) => {
+                written += n;
+                pending.drain(..n);
+            }
+            Err(_) => return Ok(written),
+        }
+        if base.heap_now() > 2 * bound {
+            return Err(format!(
+                "stopped after {} MB: the victim's heap grew by {} MB",
+                written / MB,
+                base.heap_now() / MB
+            ));
+        }
+    }
+    Err("the victim took 256 MiB without pushing back".into())
+}
+
 /// A PUSH floods a PULL whose application reads nothing, then the application reads.
 async fn message_flood<R: Runtime>(label: &str) {
-    const FLOOD: usize = 256 * MB;
     const BOUND: usize = 16 * MB;
     const HWM: usize = 1000;
     const SIZES: [usize; 5] = [8, 31, 64, 700, 2048];
@@ -2072,33 +2106,13 @@ async fn message_flood<R: Runtime>(label: &str) {
         p.stream
             .set_write_timeout(Some(Duration::from_secs(2)))
             .ctx("timeout")?;
-        let (mut sent, mut bytes) = (0u64, 0);
-        let mut batch = Vec::with_capacity(80 * 1024);
-        while bytes < FLOOD {
-            while batch.len() < 64 * 1024 {
-                let mut body = vec![0x5au8; SIZES[sent as usize % SIZES.len()]];
-                body[..8].copy_from_slice(&sent.to_le_bytes());
-                batch.extend(raw::frame(0, &body));
-                sent += 1;
-            }
-            match io::Write::write(&mut p.stream, &batch) {
-                Ok(n) => {
-                    bytes += n;
-                    batch.drain(..n);
-                }
-                Err(_) => break,
-            }
-            if base.heap_now() > 2 * BOUND {
-                return Err(format!(
-                    "stopped after {} MB: the victim's heap grew by {} MB",
-                    bytes / MB,
-                    base.heap_now() / MB
-                ));
-            }
-        }
-        if bytes >= FLOOD {
-            return Err("the victim read 256 MiB past its RCVHWM".into());
-        }
+        let mut sent = 0u64;
+        let bytes = write_until_stalled(&mut p.stream, &base, BOUND, |batch| {
+            let mut body = vec![0x5au8; SIZES[sent as usize % SIZES.len()]];
+            body[..8].copy_from_slice(&sent.to_le_bytes());
+            batch.extend(raw::frame(0, &body));
+            sent += 1;
+        })?;
         println!("message flood: the writer stalled after {} MB", bytes / MB);
         Ok(p)
     })
@@ -2224,7 +2238,6 @@ async fn router_peer_never_reads<R: Runtime>(label: &str, mandatory: bool) {
 
 /// A raw TCP client floods a STREAM whose application reads nothing.
 async fn stream_flood<R: Runtime>(label: &str) {
-    const FLOOD: usize = 256 * MB;
     const BOUND: usize = 24 * MB;
     let v = Victim::<R>::bind(Kind::Stream, Options::default().recv_hwm(100)).await;
     let base = Baseline::take();
@@ -2234,24 +2247,9 @@ async fn stream_flood<R: Runtime>(label: &str) {
         // A stalled write is the backpressure this case wants: it ends the flood.
         tcp.set_write_timeout(Some(Duration::from_secs(2)))
             .ctx("timeout")?;
-        let chunk = vec![0x5au8; 64 * 1024];
-        let mut sent = 0;
-        while sent < FLOOD {
-            match io::Write::write(&mut tcp, &chunk) {
-                Ok(n) => sent += n,
-                Err(_) => break,
-            }
-            if base.heap_now() > 2 * BOUND {
-                return Err(format!(
-                    "stopped after {} MB: the victim's heap grew by {} MB",
-                    sent / MB,
-                    base.heap_now() / MB
-                ));
-            }
-        }
-        if sent >= FLOOD {
-            return Err("the victim read 256 MiB nobody asked for".into());
-        }
+        let sent = write_until_stalled(&mut tcp, &base, BOUND, |chunk| {
+            chunk.resize(64 * 1024, 0x5a)
+        })?;
         println!("stream flood: the writer stalled after {} MB", sent / MB);
         Ok(tcp)
     })
