@@ -1068,6 +1068,54 @@ mod tests {
     }
 
     #[test]
+    fn message_boxes_carry_the_nonce_prefix_of_their_direction() {
+        // Both ends of omq agree whatever the prefixes are; another CurveZMQ peer opens a
+        // client's MESSAGE only under "CurveZMQMESSAGEC" and a server's under "...S".
+        let (mut c, mut s) = pair();
+        for (client_sends, prefix) in [(true, b"CurveZMQMESSAGEC"), (false, b"CurveZMQMESSAGES")] {
+            let (from, to) = if client_sends {
+                (&mut c, &s)
+            } else {
+                (&mut s, &c)
+            };
+            let mut q = TxQueue::new();
+            from.encode_frame(false, b"hi", &mut q);
+            let (_, body) = one_frame(&mut q);
+            let session_box = to.session_box.as_ref().unwrap();
+            let plain = open(session_box, &nonce(prefix, &body[8..16]), &body[16..])
+                .expect("the box opens under the spec's prefix");
+            assert_eq!(&plain[..], b"\x00hi");
+        }
+    }
+
+    #[test]
+    fn an_initiate_of_exactly_the_minimum_length_is_accepted() {
+        // An INITIATE whose box holds no properties is 257 bytes: rebuild the client's own
+        // without its properties (same nonce, sealed again) and the server takes it.
+        let client_keys = CurveKeyPair::generate(&mut Entropy::from_bytes([8; 32]).rng());
+        let (mut c, mut s) = mechanisms(client_keys);
+        let (mut to_s, mut to_c) = (TxQueue::new(), TxQueue::new());
+        c.start(&mut to_s);
+        s.start(&mut to_c);
+        let hello = frames(&mut to_s).remove(0);
+        s.handle_command(&hello, &local(), &mut to_c).unwrap();
+        let welcome = frames(&mut to_c).remove(0);
+        c.handle_command(&welcome, &local(), &mut to_s).unwrap();
+        let initiate = frames(&mut to_s).remove(0);
+        let session_box = s.session_box.as_ref().unwrap();
+        let n = nonce(b"CurveZMQINITIATE", &initiate[105..113]);
+        let plain = open(session_box, &n, &initiate[113..]).unwrap();
+        let mut bare = BytesMut::from(&initiate[..113]);
+        seal_into(session_box, &n, &plain[..128], &mut bare);
+        assert_eq!(bare.len(), INITIATE_MIN);
+        let props = s
+            .handle_command(&bare.freeze(), &local(), &mut to_c)
+            .unwrap()
+            .expect("the handshake is done");
+        assert!(props.is_empty());
+    }
+
+    #[test]
     fn every_byte_of_a_message_is_protected() {
         let (mut c, mut s) = pair();
         let mut q = TxQueue::new();
