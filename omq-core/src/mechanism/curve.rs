@@ -1011,6 +1011,65 @@ mod tests {
     }
 
     #[test]
+    fn each_body_is_opened_in_its_tier() {
+        // Where a plaintext lands is the point of the tiers: up to INLINE_CAP inline in the
+        // part, up to ARENA_PART_MAX cut one after another from one arena, anything larger
+        // decrypted in place in the frame's own buffer. Each boundary is checked both sides.
+        let (mut c, mut s) = pair();
+        let mut open_one = |len: usize| {
+            let body = vec![0x42u8; len];
+            let mut q = TxQueue::new();
+            c.encode_frame(false, &body, &mut q);
+            let wire = one_frame(&mut q).1.to_vec();
+            let wire_at = wire.as_ptr() as usize;
+            let f = s
+                .decode_frame(Frame::message(Part::from(wire), false))
+                .unwrap();
+            assert_eq!(&f.body[..], &body[..], "len {len}");
+            let at = f.body.shared().map(|b| b.as_ptr() as usize);
+            let in_place = at == Some(wire_at + MESSAGE_MIN);
+            (at, in_place)
+        };
+        // An inline body takes nothing from the arena: the arena bodies either side of it sit
+        // back to back (the first of them starts a fresh arena, so the second fits).
+        let first = open_one(100).0.unwrap();
+        for len in [0, 1, INLINE_CAP] {
+            assert_eq!(open_one(len), (None, false), "len {len}: inline");
+        }
+        let second = open_one(100).0.unwrap();
+        assert_eq!(second, first + 101, "an inline body used the arena");
+        for len in [INLINE_CAP + 1, 100, ARENA_PART_MAX] {
+            let (at, in_place) = open_one(len);
+            assert!(at.is_some() && !in_place, "len {len}: from the arena");
+        }
+        for len in [ARENA_PART_MAX + 1, 20_000] {
+            assert!(open_one(len).1, "len {len}: opened in place");
+        }
+        // Bodies of 2,047 bytes (2,048 with the flags byte) fill an 8 KiB arena exactly: four
+        // in a row sit back to back before a fresh arena is taken, never fewer.
+        assert_eq!(ARENA_SIZE, 4 * 2048);
+        let starts: Vec<usize> = (0..8).map(|_| open_one(2047).0.unwrap()).collect();
+        let adjacent: Vec<bool> = starts.windows(2).map(|w| w[1] == w[0] + 2048).collect();
+        assert!(
+            adjacent.windows(3).any(|w| w.iter().all(|&a| a)),
+            "an arena held fewer than four bodies: {adjacent:?}"
+        );
+    }
+
+    #[test]
+    fn a_frame_of_just_the_message_name_is_refused_for_its_length() {
+        let (_, mut s) = pair();
+        let err = s
+            .decode_frame(Frame::message(Part::from(&b"\x07MESSAGE"[..]), false))
+            .unwrap_err();
+        assert_eq!(
+            err,
+            bad_length("MESSAGE", 8, "at least 33 bytes"),
+            "named MESSAGE, too short to be one"
+        );
+    }
+
+    #[test]
     fn a_client_whose_keys_do_not_match_fails_at_the_vouch() {
         // It claims one long-term public key but vouches with another secret key.
         let claimed = *CurveKeyPair::generate(&mut Entropy::from_bytes([5; 32]).rng()).public();
