@@ -344,6 +344,13 @@ mod tests {
         let mut nul = z.clone().into_bytes();
         nul.push(0);
         assert_eq!(CurvePublicKey::from_slice(&nul).unwrap().as_bytes(), &raw);
+        // A 41st character other than NUL is not a terminator.
+        let mut tail = z.clone().into_bytes();
+        tail.push(b'0');
+        assert_eq!(
+            CurvePublicKey::from_slice(&tail),
+            Err(ConfigError::KeyLength { len: 41 })
+        );
         assert_eq!(
             CurvePublicKey::from_slice(&[0; 33]),
             Err(ConfigError::KeyLength { len: 33 })
@@ -370,6 +377,17 @@ mod tests {
                     assert_eq!(shared.0, [0; KEY_LEN], "{key:?} is not of small order");
                 }
             }
+        }
+        // The three near the field prime, written out here rather than taken from the list
+        // under test: p - 1 = 2^255 - 20, and p and p + 1, non-canonical forms of 0 and 1.
+        for low in [0xec, 0xed, 0xee] {
+            let mut k = [0xffu8; KEY_LEN];
+            k[0] = low;
+            k[KEY_LEN - 1] = 0x7f;
+            assert!(CurvePublicKey::from_bytes(k).is_weak(), "{k:02x?}");
+        }
+        for (i, a) in SMALL_ORDER.iter().enumerate() {
+            assert!(!SMALL_ORDER[..i].contains(a), "listed twice: {a:02x?}");
         }
         // Real keys are not.
         for seed in 0..50u8 {
