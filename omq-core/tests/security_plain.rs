@@ -259,6 +259,30 @@ fn a_peer_cannot_claim_a_user_id_itself() {
 }
 
 #[test]
+fn a_second_ready_while_the_authenticator_decides_is_refused() {
+    // NULL keeps the peer's READY while the ZAP answer is awaited; a second one then is a
+    // protocol error, not a replacement of the first (whose properties the answer is about).
+    use omq_core::wire::command::Command;
+    use omq_core::wire::metadata::Metadata;
+    let mut server = SessionConfig::new(SocketType::Pull);
+    server.authenticate = true;
+    server.zap_domain = Bytes::from_static(b"global");
+    let mut p = Pair::new(SessionConfig::new(SocketType::Push), server);
+    p.drive();
+    assert_eq!(auth_requests(&p.b.events).len(), 1);
+    let ready = Command::Ready(Metadata::new()).to_bytes();
+    let mut raw = vec![0x04, ready.len() as u8];
+    raw.extend_from_slice(&ready);
+    p.inject(Direction::AToB, Bytes::from(raw));
+    p.drive();
+    assert!(
+        matches!(p.b.error, Some(SessionError::Protocol(_))),
+        "{:?}",
+        p.b.error
+    );
+}
+
+#[test]
 fn null_asks_only_when_a_zap_domain_is_set() {
     // Authenticator attached but no domain: NULL asks nobody, as libzmq.
     let mut server = SessionConfig::new(SocketType::Pull);

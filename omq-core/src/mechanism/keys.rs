@@ -360,6 +360,10 @@ mod tests {
             Err(ConfigError::Z85(_))
         ));
         assert_eq!(z.parse::<CurvePublicKey>().unwrap().to_string(), z);
+        // Secret keys compare by value (in constant time).
+        let (a, b) = ([1u8; 32], [2u8; 32]);
+        assert_eq!(CurveSecretKey::from_bytes(a), CurveSecretKey::from_bytes(a));
+        assert_ne!(CurveSecretKey::from_bytes(a), CurveSecretKey::from_bytes(b));
     }
 
     #[test]

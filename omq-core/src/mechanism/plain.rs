@@ -244,6 +244,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_client_config_tells_its_username_and_a_server_none() {
+        let client = PlainConfig::client("admin", "secret").unwrap();
+        assert_eq!(client.username(), Some(&b"admin"[..]));
+        assert!(!client.is_server());
+        assert_eq!(PlainConfig::server().username(), None);
+    }
+
+    #[test]
     fn hello_parsing() {
         let ok = Bytes::from_static(b"\x05admin\x08password");
         let (u, p) = parse_hello(&ok).unwrap();
