@@ -161,6 +161,20 @@ mod tests {
     }
 
     #[test]
+    fn a_mechanism_name_displays_without_its_padding() {
+        // The text a mechanism-mismatch error names both sides by.
+        assert_eq!(MechanismName::CURVE.display(), "CURVE");
+        assert_eq!(MechanismName::new(b"").display(), "");
+        let full = MechanismName::new(b"ABCDEFGHIJKLMNOPQRST");
+        assert_eq!(full.display(), "ABCDEFGHIJKLMNOPQRST", "no padding at all");
+        assert_eq!(
+            MechanismName::new(b"X\0Y").display(),
+            "X",
+            "ends at the first NUL"
+        );
+    }
+
+    #[test]
     fn refuses_early() {
         assert_eq!(Greeting::check_prefix(b"G"), Err(ProtocolError::NotZmtp));
         assert_eq!(
