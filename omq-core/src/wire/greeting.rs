@@ -175,6 +175,15 @@ mod tests {
     }
 
     #[test]
+    fn a_later_major_version_speaks_3_1_whatever_its_minor() {
+        for (major, minor, is_31) in [(3, 0, false), (3, 1, true), (3, 2, true), (4, 0, true)] {
+            let mut g = Greeting::ours(MechanismName::NULL, false);
+            (g.major, g.minor) = (major, minor);
+            assert_eq!(g.is_zmtp31(), is_31, "{major}.{minor}");
+        }
+    }
+
+    #[test]
     fn refuses_early() {
         assert_eq!(Greeting::check_prefix(b"G"), Err(ProtocolError::NotZmtp));
         assert_eq!(
