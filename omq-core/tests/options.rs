@@ -198,3 +198,80 @@ fn options_are_named_as_in_libzmq() {
         assert_eq!(name.to_string(), text);
     }
 }
+
+#[test]
+fn zero_means_the_system_default_for_buffers_and_no_limit_for_transport_timeouts() {
+    // libzmq: SNDBUF/RCVBUF 0 (or -1) leave the kernel's size; CONNECT_TIMEOUT and TCP_MAXRT
+    // 0 mean none. Any positive value is kept as given.
+    use omq_core::options::SocketOption as O;
+    let mut s = omq_core::Socket::new(T::Dealer, Options::default(), 1).unwrap();
+    let second = Duration::from_secs(1);
+    for opt in [
+        O::SndBuf(Some(1)),
+        O::RcvBuf(Some(1)),
+        O::ConnectTimeout(Some(second)),
+        O::TcpMaxRt(Some(second)),
+    ] {
+        s.set_option(opt).unwrap();
+    }
+    let t = s.options().transport();
+    assert_eq!((t.sndbuf, t.rcvbuf), (Some(1), Some(1)));
+    assert_eq!(
+        (t.connect_timeout, t.tcp_maxrt),
+        (Some(second), Some(second))
+    );
+    for opt in [
+        O::SndBuf(Some(0)),
+        O::RcvBuf(Some(0)),
+        O::ConnectTimeout(Some(Duration::ZERO)),
+        O::TcpMaxRt(Some(Duration::ZERO)),
+    ] {
+        s.set_option(opt).unwrap();
+    }
+    let t = s.options().transport();
+    assert_eq!((t.sndbuf, t.rcvbuf), (None, None));
+    assert_eq!((t.connect_timeout, t.tcp_maxrt), (None, None));
+}
+
+#[test]
+fn the_high_water_marks_read_back_as_set() {
+    use omq_core::options::SocketOption as O;
+    let mut s = omq_core::Socket::new(T::Dealer, Options::default(), 1).unwrap();
+    assert_eq!(
+        (s.options().get_send_hwm(), s.options().get_recv_hwm()),
+        (1000, 1000),
+        "libzmq's defaults"
+    );
+    s.set_option(O::SndHwm(7)).unwrap();
+    s.set_option(O::RcvHwm(9)).unwrap();
+    assert_eq!(
+        (s.options().get_send_hwm(), s.options().get_recv_hwm()),
+        (7, 9)
+    );
+}
+
+#[test]
+fn linger_timeouts_routing_id_and_mechanism_read_back_as_set() {
+    use omq_core::options::SocketOption as O;
+    let (a, b, c) = (
+        Duration::from_millis(1),
+        Duration::from_millis(2),
+        Duration::from_millis(3),
+    );
+    let mut s = omq_core::Socket::new(T::Dealer, Options::default().plain_server(true), 1).unwrap();
+    s.set_option(O::Linger(Some(a))).unwrap();
+    s.set_option(O::SndTimeo(Some(b))).unwrap();
+    s.set_option(O::RcvTimeo(Some(c))).unwrap();
+    s.set_option(O::RoutingId(Bytes::from_static(b"me")))
+        .unwrap();
+    let o = s.options();
+    assert_eq!(
+        (o.get_linger(), o.get_send_timeout(), o.get_recv_timeout()),
+        (Some(a), Some(b), Some(c))
+    );
+    assert_eq!(&o.get_routing_id()[..], b"me");
+    assert_eq!(
+        o.get_mechanism(),
+        &omq_core::mechanism::MechanismConfig::plain_server()
+    );
+}
