@@ -165,3 +165,36 @@ pub mod protocol_error {
     /// The mechanisms differ.
     pub const ZMTP_MECHANISM_MISMATCH: i64 = 0x1100_0002;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::EventKind as E;
+
+    #[test]
+    fn event_numbers_and_names_are_libzmqs() {
+        // zmq.h's ZMQ_EVENT_* values: one bit each, in this order, so a monitor reader built
+        // for libzmq (pyzmq's constants, a bitmask of events to watch) reads omq's events.
+        let kinds = [
+            (E::Connected, "CONNECTED"),
+            (E::ConnectDelayed, "CONNECT_DELAYED"),
+            (E::ConnectRetried, "CONNECT_RETRIED"),
+            (E::Listening, "LISTENING"),
+            (E::BindFailed, "BIND_FAILED"),
+            (E::Accepted, "ACCEPTED"),
+            (E::AcceptFailed, "ACCEPT_FAILED"),
+            (E::Closed, "CLOSED"),
+            (E::CloseFailed, "CLOSE_FAILED"),
+            (E::Disconnected, "DISCONNECTED"),
+            (E::MonitorStopped, "MONITOR_STOPPED"),
+            (E::HandshakeFailedNoDetail, "HANDSHAKE_FAILED_NO_DETAIL"),
+            (E::HandshakeSucceeded, "HANDSHAKE_SUCCEEDED"),
+            (E::HandshakeFailedProtocol, "HANDSHAKE_FAILED_PROTOCOL"),
+            (E::HandshakeFailedAuth, "HANDSHAKE_FAILED_AUTH"),
+        ];
+        for (bit, (kind, name)) in kinds.into_iter().enumerate() {
+            assert_eq!(kind.code(), 1 << bit, "{name}");
+            assert_eq!(kind.name(), name);
+            assert_eq!(kind.to_string(), name);
+        }
+    }
+}
