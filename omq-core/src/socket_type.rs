@@ -190,6 +190,15 @@ mod tests {
     }
 
     #[test]
+    fn only_req_dealer_and_router_announce_an_identity() {
+        // As libzmq: a PUSH or a SUB with ROUTING_ID set still sends no Identity property.
+        for t in SocketType::ALL {
+            let expected = matches!(t, SocketType::Req | SocketType::Dealer | SocketType::Router);
+            assert_eq!(t.sends_identity(), expected, "{t}");
+        }
+    }
+
+    #[test]
     fn compatibility_is_symmetric() {
         for a in SocketType::ALL {
             for b in SocketType::ALL {
