@@ -13,6 +13,7 @@ bash scripts/install-deps.sh
 cargo nextest run --workspace --profile ci --no-tests=fail "$@"
 # The `tracing` feature's own test (a separate build: the feature is off everywhere else).
 cargo nextest run -p omq-tokio --features tracing --test tracing --profile ci --no-tests=fail
+cargo nextest run -p omq-core --features tracing --lib --profile ci --no-tests=fail -E 'test(/^trace::/)'
 cargo test --workspace --doc --quiet
 # Mutation testing of the omq-core lines changed since the last landed submission
 # (.ci/mutants-base): every mutant there must be caught by omq-core's own tests.

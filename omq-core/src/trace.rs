@@ -70,3 +70,85 @@ pub(crate) fn lifecycle(socket_type: crate::SocketType, e: &crate::MonitorEvent)
         _ => at!(Level::INFO),
     }
 }
+
+#[cfg(all(test, feature = "tracing"))]
+mod tests {
+    use std::fmt;
+    use std::sync::{Arc, Mutex};
+
+    use tracing::field::{Field, Visit};
+    use tracing::{span, Event, Level, Metadata, Subscriber};
+
+    use crate::{EventKind as K, MonitorEvent, SocketType};
+
+    /// A subscriber that keeps the target, level and `event` field of every event it sees.
+    #[derive(Clone, Default)]
+    struct Seen(Arc<Mutex<Vec<(String, Level, String)>>>);
+
+    impl Subscriber for Seen {
+        fn enabled(&self, _: &Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, _: &span::Attributes<'_>) -> span::Id {
+            span::Id::from_u64(1)
+        }
+        fn record(&self, _: &span::Id, _: &span::Record<'_>) {}
+        fn record_follows_from(&self, _: &span::Id, _: &span::Id) {}
+        fn event(&self, e: &Event<'_>) {
+            struct Kind(String);
+            impl Visit for Kind {
+                fn record_debug(&mut self, f: &Field, v: &dyn fmt::Debug) {
+                    if f.name() == "event" {
+                        self.0 = format!("{v:?}");
+                    }
+                }
+            }
+            let mut kind = Kind(String::new());
+            e.record(&mut kind);
+            let m = e.metadata();
+            self.0
+                .lock()
+                .unwrap()
+                .push((m.target().to_owned(), *m.level(), kind.0));
+        }
+        fn enter(&self, _: &span::Id) {}
+        fn exit(&self, _: &span::Id) {}
+    }
+
+    /// Failures at WARN, dials and reconnection scheduling at DEBUG, the rest of the life cycle
+    /// at INFO, all under `omq::connection`: an operator filtering on level sees failures
+    /// without the chatter of a peer that keeps reconnecting.
+    #[test]
+    fn failures_warn_dials_debug_and_the_rest_inform() {
+        let cases = [
+            (K::HandshakeFailedNoDetail, Level::WARN),
+            (K::HandshakeFailedProtocol, Level::WARN),
+            (K::HandshakeFailedAuth, Level::WARN),
+            (K::BindFailed, Level::WARN),
+            (K::AcceptFailed, Level::WARN),
+            (K::CloseFailed, Level::WARN),
+            (K::ConnectDelayed, Level::DEBUG),
+            (K::ConnectRetried, Level::DEBUG),
+            (K::MonitorStopped, Level::DEBUG),
+            (K::Connected, Level::INFO),
+            (K::Listening, Level::INFO),
+            (K::Accepted, Level::INFO),
+            (K::Closed, Level::INFO),
+            (K::Disconnected, Level::INFO),
+            (K::HandshakeSucceeded, Level::INFO),
+        ];
+        let seen = Seen::default();
+        tracing::subscriber::with_default(seen.clone(), || {
+            for (kind, _) in cases {
+                let e = MonitorEvent::new(kind, 0, "tcp://127.0.0.1:5555".into());
+                super::lifecycle(SocketType::Dealer, &e);
+            }
+        });
+        let seen = seen.0.lock().unwrap();
+        let want: Vec<_> = cases
+            .iter()
+            .map(|(k, l)| ("omq::connection".to_owned(), *l, format!("{k:?}")))
+            .collect();
+        assert_eq!(*seen, want);
+    }
+}
