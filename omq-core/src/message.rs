@@ -91,7 +91,10 @@ impl Part {
     pub(crate) fn take_from(buf: &mut BytesMut, len: usize, arena: &mut BytesMut) -> Self {
         debug_assert!(len <= buf.len());
         if len > INLINE_CAP && len <= ARENA_PART_MAX {
-            if arena.capacity() - arena.len() < len {
+            // `split` below takes all the arena holds, so between parts it is empty and its
+            // capacity is the room left.
+            debug_assert!(arena.is_empty());
+            if arena.capacity() < len {
                 *arena = BytesMut::with_capacity(ARENA_SIZE);
             }
             arena.extend_from_slice(&buf[..len]);
@@ -484,6 +487,22 @@ mod tests {
         let c = Part::take_from(&mut buf, 100, &mut arena);
         assert_ne!(addr(&b), addr(&a) + a.len(), "not in the arena");
         assert_eq!(addr(&c), addr(&b) + 100, "small parts share the arena");
+    }
+
+    /// From 8 KiB up a part is the read buffer's own bytes (no copy); one byte less is copied
+    /// into an allocation of its own.
+    #[test]
+    fn parts_from_8k_are_slices_of_the_read_buffer() {
+        let mut buf = BytesMut::from(&vec![7u8; 32 * 1024][..]);
+        let mut arena = BytesMut::new();
+        let at = buf.as_ptr() as usize;
+        let sliced = Part::take_from(&mut buf, 8192, &mut arena);
+        assert_eq!(addr(&sliced), at);
+        let at = buf.as_ptr() as usize;
+        let copied = Part::take_from(&mut buf, 8191, &mut arena);
+        assert_ne!(addr(&copied), at);
+        assert_eq!(copied.len(), 8191);
+        assert_eq!(buf.as_ptr() as usize, at + 8191);
     }
 
     #[test]
