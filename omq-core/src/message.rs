@@ -506,6 +506,32 @@ mod tests {
     }
 
     #[test]
+    fn a_part_equals_exactly_its_bytes() {
+        let p = Part::from("abc");
+        assert!(p == *b"abc".as_slice());
+        assert!(p != *b"abd".as_slice());
+        assert!(p != *b"ab".as_slice());
+    }
+
+    /// Debug output escapes bytes and stops at 48 of them, saying how many there were, so a
+    /// log line of a large message stays short.
+    #[test]
+    fn debug_output_is_escaped_and_cut_at_48_bytes() {
+        assert_eq!(
+            format!("{:?}", Part::from(&b"a\n\x01"[..])),
+            r#"b"a\n\x01""#
+        );
+        let at_48 = Part::from(vec![b'x'; 48]);
+        assert_eq!(format!("{at_48:?}"), format!("b\"{}\"", "x".repeat(48)));
+        let at_49 = Part::from(vec![b'x'; 49]);
+        assert_eq!(
+            format!("{at_49:?}"),
+            format!("b\"{}\"..(49 bytes)", "x".repeat(48))
+        );
+        assert_eq!(format!("{:?}", Part::empty()), r#"b"""#);
+    }
+
+    #[test]
     fn part_stays_small() {
         // A part is about the size of a `Bytes` plus a tag: a queued message of small parts
         // costs no heap allocation beyond the message's own (none for up to two parts).
