@@ -173,4 +173,89 @@ mod tests {
         assert!(q.poll_transmit().is_none());
         assert!(q.is_empty());
     }
+
+    /// One byte short of [`VECTOR_MIN`] a shared body is copied into the staging buffer with
+    /// its header, so the two go out as one chunk.
+    #[test]
+    fn bodies_below_the_vector_minimum_are_copied() {
+        let mut q = TxQueue::new();
+        let body = Bytes::from(vec![9u8; VECTOR_MIN - 1]);
+        q.push_frame(false, false, &body, Some(&body));
+        let chunk = q.poll_transmit().unwrap();
+        assert_eq!(chunk.len(), 9 + VECTOR_MIN - 1);
+        assert_eq!(&chunk[9..], &body[..]);
+        assert!(q.poll_transmit().is_none());
+    }
+
+    /// A full staging buffer is sealed as a chunk and a fresh one started: 512-byte staging
+    /// holds two 202-byte frames, not three. The counters follow every byte.
+    #[test]
+    fn a_full_staging_buffer_is_sealed_not_grown() {
+        let mut q = TxQueue::with_staging(512);
+        for _ in 0..3 {
+            q.push_frame(false, false, &[5u8; 200], None);
+        }
+        assert_eq!(
+            (q.queued_bytes(), q.handed_out(), q.end_mark()),
+            (606, 0, 606)
+        );
+        assert!(!q.is_empty());
+        assert_eq!(q.poll_transmit().unwrap().len(), 404);
+        assert_eq!(
+            (q.queued_bytes(), q.handed_out(), q.end_mark()),
+            (202, 404, 606)
+        );
+        assert_eq!(q.poll_transmit().unwrap().len(), 202);
+        assert_eq!(
+            (q.queued_bytes(), q.handed_out(), q.end_mark()),
+            (0, 606, 606)
+        );
+        assert!(q.is_empty());
+        assert!(q.poll_transmit().is_none());
+    }
+
+    /// A frame larger than the staging size gets a buffer of exactly its size, so the frame
+    /// after it starts a fresh one.
+    #[test]
+    fn a_frame_past_the_staging_size_gets_a_buffer_of_its_own_size() {
+        let mut q = TxQueue::with_staging(512);
+        q.push_frame(false, false, &[1u8; 1000], None);
+        q.push_frame(false, false, b"x", None);
+        assert_eq!(q.poll_transmit().unwrap().len(), 1009);
+        assert_eq!(&q.poll_transmit().unwrap()[..], &[0, 1, b'x'][..]);
+    }
+
+    /// Raw bytes, a command written in place and a vectored body, each counted in the queue.
+    #[test]
+    fn raw_bytes_commands_and_vectored_bodies_are_counted() {
+        let mut q = TxQueue::with_staging(512);
+        q.push_raw(&[0xff; 10]);
+        assert_eq!(q.queued_bytes(), 10);
+        q.push_frame_with(true, 5, |b| b.put_slice(b"hello"));
+        assert_eq!(q.queued_bytes(), 17);
+        let big = Bytes::from(vec![3u8; VECTOR_MIN]);
+        q.push_frame(true, false, &big, Some(&big));
+        assert_eq!(q.queued_bytes(), 17 + 9 + VECTOR_MIN);
+        let first = q.poll_transmit().unwrap();
+        assert_eq!(
+            &first[10..],
+            &[4, 5, b'h', b'e', b'l', b'l', b'o', 3, 0, 0, 0, 0, 0, 0, 0x10, 0][..]
+        );
+        assert_eq!(q.poll_transmit().unwrap().as_ptr(), big.as_ptr());
+        assert!(q.is_empty());
+    }
+
+    /// `set_staging` sizes the next fresh buffer (the session grows it once the handshake is
+    /// done): after it, a 600-byte frame and a 3,000-byte one share a 4 KiB buffer.
+    #[test]
+    fn set_staging_sizes_the_next_buffer() {
+        let mut q = TxQueue::with_staging(512);
+        q.push_raw(&[0; 10]);
+        q.set_staging(4096);
+        q.push_frame(false, false, &[1u8; 600], None);
+        q.push_frame(false, false, &[2u8; 3000], None);
+        assert_eq!(q.poll_transmit().unwrap().len(), 10);
+        assert_eq!(q.poll_transmit().unwrap().len(), 609 + 3009);
+        assert!(q.poll_transmit().is_none());
+    }
 }
