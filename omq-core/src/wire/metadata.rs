@@ -240,4 +240,116 @@ mod tests {
         assert!(Metadata::decode(&Bytes::from_static(b"\x00\x00\x00\x00\x00")).is_err());
         assert!(Metadata::decode(&Bytes::from_static(b"\x01 \x00\x00\x00\x00")).is_err());
     }
+
+    fn wire(props: &[(&str, &[u8])]) -> Bytes {
+        let mut m = Metadata::new();
+        for (n, v) in props {
+            m.props.push((Box::from(*n), Bytes::copy_from_slice(v)));
+        }
+        let mut out = BytesMut::new();
+        m.encode(&mut out);
+        out.freeze()
+    }
+
+    /// `insert` replaces a property of the same name in any case, in place and under its first
+    /// spelling; a new name goes last.
+    #[test]
+    fn insert_replaces_without_regard_to_case() {
+        let mut m = Metadata::new();
+        assert!(m.is_empty());
+        m.insert("Socket-Type", Bytes::from_static(b"REQ"));
+        m.insert("X-A", Bytes::from_static(b"1"));
+        m.insert("SOCKET-TYPE", Bytes::from_static(b"DEALER"));
+        assert_eq!(m.len(), 2);
+        assert!(!m.is_empty());
+        let all: Vec<_> = m.iter().collect();
+        assert_eq!(all, [("Socket-Type", &b"DEALER"[..]), ("X-A", &b"1"[..])]);
+        assert_eq!(m.get("x-b"), None);
+    }
+
+    /// `extend_from` is `insert` of each property in turn: same names (in any case) replaced
+    /// where they stand, new ones appended, and of two same-named new ones the later wins.
+    #[test]
+    fn extend_from_is_insert_of_each() {
+        let mut m = Metadata::new();
+        m.insert("A", Bytes::from_static(b"1"));
+        m.insert("b", Bytes::from_static(b"2"));
+        let mut other = Metadata::new();
+        other.props.push((Box::from("a"), Bytes::from_static(b"3")));
+        other.props.push((Box::from("C"), Bytes::from_static(b"4")));
+        other.props.push((Box::from("c"), Bytes::from_static(b"5")));
+        let mut by_insert = m.clone();
+        for (n, v) in other.iter() {
+            by_insert.insert(n, Bytes::copy_from_slice(v));
+        }
+        m.extend_from(&other);
+        let all: Vec<_> = m.iter().collect();
+        assert_eq!(all, [("A", &b"3"[..]), ("b", &b"2"[..]), ("C", &b"5"[..])]);
+        assert_eq!(m, by_insert);
+        // A list that already holds a name twice (decoded from a peer): the first is replaced,
+        // as `insert` would.
+        let mut twice = Metadata::decode(&wire(&[("X", b"1"), ("x", b"2")])).unwrap();
+        let mut one = Metadata::new();
+        one.insert("X", Bytes::from_static(b"3"));
+        let mut by_insert = twice.clone();
+        by_insert.insert("X", Bytes::from_static(b"3"));
+        twice.extend_from(&one);
+        assert_eq!(twice, by_insert);
+        assert_eq!(twice.iter().next(), Some(("X", &b"3"[..])));
+    }
+
+    #[test]
+    fn retain_keeps_what_it_is_told_in_order() {
+        let mut m = Metadata::decode(&wire(&[("A", b"1"), ("B", b"2"), ("C", b"3")])).unwrap();
+        m.retain(|n| n != "B");
+        let names: Vec<_> = m.iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["A", "C"]);
+    }
+
+    /// The decoded list is allocated at its exact size: `count` finds every whole property,
+    /// and stops at the first one whose lengths do not fit.
+    #[test]
+    fn decoding_counts_first_and_allocates_once() {
+        let three = wire(&[("A", b"1"), ("Bb", b""), ("C", &[7u8; 300])]);
+        assert_eq!(Metadata::count(&three), 3);
+        let m = Metadata::decode(&three).unwrap();
+        assert_eq!((m.props.len(), m.props.capacity()), (3, 3));
+        // Cut inside the third property: two whole ones.
+        assert_eq!(Metadata::count(&three[..three.len() - 1]), 2);
+        // Cut inside the second's value length, and inside the first's name.
+        assert_eq!(Metadata::count(&three[..8]), 1);
+        assert_eq!(Metadata::count(&three[..1]), 0);
+        assert_eq!(Metadata::count(&[]), 0);
+        // A zero-length name ends the count (decode refuses it).
+        let mut zero = three.to_vec();
+        zero.extend_from_slice(&[0, 0, 0, 0, 0]);
+        zero.extend_from_slice(&three);
+        assert_eq!(Metadata::count(&zero), 3);
+        // A value length past the end ends it too.
+        let mut long = wire(&[("A", b"1")]).to_vec();
+        long.extend_from_slice(&[1, b'B', 0, 0, 0, 9, 1]);
+        assert_eq!(Metadata::count(&long), 1);
+        // A value that ends exactly at the end of the data counts.
+        let exact = wire(&[("A", b"123")]);
+        assert_eq!(Metadata::count(&exact), 1);
+        // So does an empty value whose length field is the last four bytes.
+        let empty_last = wire(&[("A", b"1"), ("B", b"")]);
+        assert_eq!(Metadata::count(&empty_last), 2);
+    }
+
+    #[test]
+    fn names_of_up_to_255_letters_digits_and_four_signs() {
+        assert!(is_valid_name(&"a".repeat(255)));
+        assert!(!is_valid_name(&"a".repeat(256)));
+        assert!(!is_valid_name(""));
+        assert!(is_valid_name("Az09-_.+"));
+        for bad in ["a b", "a/b", "a:b", "a\u{e9}", "a\0"] {
+            assert!(!is_valid_name(bad), "{bad:?}");
+        }
+        // The same rule on the wire: a 255-byte name decodes, a bad sign does not.
+        let long = "N".repeat(255);
+        assert!(Metadata::decode(&wire(&[(&long, b"v")])).is_ok());
+        assert!(Metadata::decode(&wire(&[("a:b", b"v")])).is_err());
+        assert!(Metadata::decode(&wire(&[("a\u{e9}", b"v")])).is_err());
+    }
 }
