@@ -293,10 +293,9 @@ impl Socket {
         match (on, self.monitor.is_some()) {
             (true, false) => self.monitor = Some(VecDeque::new()),
             (false, true) => self.event(EventKind::MonitorStopped, 0, String::new()),
+            // Stopping keeps the queue until it is drained: poll_monitor drops it after
+            // MONITOR_STOPPED.
             _ => {}
-        }
-        if !on {
-            // Keep the queue until drained; poll_monitor drops it after MONITOR_STOPPED.
         }
     }
 

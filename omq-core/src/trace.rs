@@ -151,4 +151,31 @@ mod tests {
             .collect();
         assert_eq!(*seen, want);
     }
+
+    /// A socket traces its life cycle whether or not a monitor is attached: its own events
+    /// (a dial, a connection) and those about a connection's peer (its end).
+    #[test]
+    fn a_socket_without_a_monitor_still_traces() {
+        let seen = Seen::default();
+        tracing::subscriber::with_default(seen.clone(), || {
+            let now = std::time::Instant::now();
+            let mut s = crate::Socket::new(SocketType::Dealer, Default::default(), 1).unwrap();
+            s.connect("tcp://127.0.0.1:5555", now).unwrap();
+            let Some(crate::Action::Dial { pipe, .. }) = s.poll_action() else {
+                panic!("no dial");
+            };
+            s.handle_dialing(pipe);
+            s.handle_connected(pipe, now).unwrap();
+            s.handle_closed(pipe, &crate::CloseReason::Eof, now);
+            assert_eq!(s.monitor_queued(), None);
+        });
+        let seen = seen.0.lock().unwrap();
+        let kinds: Vec<_> = seen
+            .iter()
+            .filter(|(target, _, _)| target == "omq::connection")
+            .map(|(_, _, kind)| kind.as_str())
+            .collect();
+        assert_eq!(kinds[..2], ["ConnectDelayed", "Connected"], "{kinds:?}");
+        assert!(kinds.contains(&"Disconnected"), "{kinds:?}");
+    }
 }

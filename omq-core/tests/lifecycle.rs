@@ -307,3 +307,77 @@ fn accept_and_close_failures_are_monitor_events() {
     assert!(net.bind(t, "tcp://*:4000").is_err());
     assert_eq!(kinds(&net.events(t)), [EventKind::BindFailed]);
 }
+
+/// Stopping the monitor queues MONITOR_STOPPED after what is waiting, and once that is read
+/// the socket keeps no queue: later events are not recorded. Turning it on twice keeps what it
+/// holds.
+#[test]
+fn stopping_the_monitor_ends_its_stream_with_monitor_stopped() {
+    use omq_core::{Action, Socket};
+    let now = std::time::Instant::now();
+    let mut s = Socket::new(SocketType::Dealer, Options::default(), 1).unwrap();
+    assert_eq!(s.monitor_queued(), None);
+    s.set_monitor(true);
+    s.connect("tcp://127.0.0.1:5555", now).unwrap();
+    let pipe = match s.poll_action() {
+        Some(Action::Dial { pipe, .. }) => pipe,
+        a => panic!("{a:?}"),
+    };
+    s.handle_dialing(pipe);
+    s.set_monitor(true);
+    assert_eq!(s.monitor_queued(), Some(1));
+    s.set_monitor(false);
+    assert_eq!(s.monitor_queued(), Some(2));
+    let k: Vec<_> = std::iter::from_fn(|| s.poll_monitor())
+        .map(|e| e.kind)
+        .collect();
+    assert_eq!(k, [EventKind::ConnectDelayed, EventKind::MonitorStopped]);
+    assert_eq!(s.monitor_queued(), None);
+    s.handle_connected(pipe, now).unwrap();
+    assert_eq!(s.monitor_queued(), None);
+    assert!(s.poll_monitor().is_none());
+}
+
+/// HANDSHAKE_SUCCEEDED names the peer: its socket type, and its routing id where it announced
+/// one (an empty Identity is no routing id).
+#[test]
+fn handshake_events_name_the_peer_and_its_routing_id() {
+    let mut net = Net::new(7);
+    let server = net.socket(SocketType::Router, Options::default()).unwrap();
+    let named = net
+        .socket(
+            SocketType::Dealer,
+            Options::default().routing_id(bytes::Bytes::from_static(b"abc")),
+        )
+        .unwrap();
+    let anonymous = net.socket(SocketType::Dealer, Options::default()).unwrap();
+    net.monitor(server);
+    let ep = net.bind(server, "tcp://*:0").unwrap();
+    net.connect(named, &ep).unwrap();
+    net.run_for(MS10);
+    net.connect(anonymous, &ep).unwrap();
+    net.run_for(MS10);
+    let peers: Vec<_> = net
+        .events(server)
+        .into_iter()
+        .filter(|e| e.kind == EventKind::HandshakeSucceeded)
+        .map(|e| e.peer.expect("a handshake event names its peer"))
+        .collect();
+    assert_eq!(peers.len(), 2);
+    assert_eq!(peers[0].routing_id.as_deref(), Some(&b"abc"[..]));
+    assert_eq!(peers[1].routing_id, None);
+    assert!(peers.iter().all(|p| p.socket_type == SocketType::Dealer));
+}
+
+/// A message a socket could not send comes back whole with the error.
+#[test]
+fn a_refused_send_gives_the_message_back() {
+    let mut s = omq_core::Socket::new(SocketType::Pull, Options::default(), 1).unwrap();
+    let msg = Message::multipart(["a", "bc"]);
+    let err = s.send(msg.clone()).unwrap_err();
+    assert!(matches!(err, omq_core::SendError::NotSupported(_)));
+    assert_eq!(err.into_message(), msg);
+    s.close();
+    let err = s.send(msg.clone()).unwrap_err();
+    assert_eq!(err.into_message(), msg);
+}
