@@ -275,3 +275,30 @@ fn linger_timeouts_routing_id_and_mechanism_read_back_as_set() {
         &omq_core::mechanism::MechanismConfig::plain_server()
     );
 }
+
+/// HEARTBEAT_TTL of zero (the default) sends no TTL in PINGs; any other value is sent.
+#[test]
+fn a_zero_heartbeat_ttl_sends_none() {
+    let s = omq_core::Socket::new(T::Dealer, Options::default(), 1).unwrap();
+    assert_eq!(s.session_config().heartbeat_ttl, None);
+    let ttl = Duration::from_secs(2);
+    let s = omq_core::Socket::new(T::Dealer, Options::default().heartbeat_ttl(ttl), 1).unwrap();
+    assert_eq!(s.session_config().heartbeat_ttl, Some(ttl));
+}
+
+/// udp:// is for a DISH binding and a RADIO connecting; any other pairing is refused at once.
+#[test]
+fn udp_is_for_a_dish_binding_and_a_radio_connecting() {
+    let now = std::time::Instant::now();
+    let ep = "udp://127.0.0.1:5556";
+    let socket = |t| omq_core::Socket::new(t, Options::default(), 1).unwrap();
+    assert!(socket(T::Dish).bind(ep).is_ok());
+    assert!(socket(T::Radio).connect(ep, now).is_ok());
+    let wrong = |r: Result<omq_core::Endpoint, omq_core::SocketError>| {
+        matches!(r, Err(omq_core::SocketError::WrongType { .. }))
+    };
+    assert!(wrong(socket(T::Radio).bind(ep)));
+    assert!(wrong(socket(T::Dish).connect(ep, now)));
+    assert!(wrong(socket(T::Pub).bind(ep)));
+    assert!(wrong(socket(T::Sub).connect(ep, now)));
+}
