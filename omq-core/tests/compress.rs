@@ -340,3 +340,49 @@ fn unusable_dictionaries_are_refused_before_any_connection() {
         check(&format!("connect {scheme}"), r, refused);
     }
 }
+
+/// A socket gives each connection on a compressed endpoint the transport and the socket's
+/// compression options, on the connecting side as on the accepting one, with fresh randomness
+/// for each; a plain tcp connection gets none.
+#[test]
+fn sockets_hand_each_compressed_connection_its_options() {
+    use omq_core::Socket;
+    use std::time::Instant;
+    let now = Instant::now();
+    let opts = || {
+        omq_core::Options::default()
+            .compression_level(3)
+            .compression_auto_train(true)
+    };
+    let mut s = Socket::new(SocketType::Push, opts(), 1).unwrap();
+    let mut seeds = Vec::new();
+    for (ep, kind) in [
+        ("zstd+tcp://127.0.0.1:5555", Some(Compression::Zstd)),
+        ("lz4+tcp://127.0.0.1:5556", Some(Compression::Lz4)),
+        ("tcp://127.0.0.1:5557", None),
+    ] {
+        s.connect(ep, now).unwrap();
+        let pipe = match s.poll_action() {
+            Some(omq_core::Action::Dial { pipe, .. }) => pipe,
+            a => panic!("{a:?}"),
+        };
+        let c = s.handle_connected(pipe, now).unwrap().compression;
+        assert_eq!(c.as_ref().map(|c| c.kind), kind, "{ep}");
+        if let Some(c) = c {
+            assert_eq!((c.level, c.auto_train), (3, true), "{ep}");
+            seeds.push(c.seed);
+        }
+    }
+    let mut s = Socket::new(SocketType::Pull, opts(), 2).unwrap();
+    let (_, c) = s.handle_accepted("lz4+tcp://127.0.0.1:5558", now);
+    let c = c
+        .compression
+        .expect("an accepted lz4+tcp connection compresses");
+    assert_eq!((c.kind, c.level, c.auto_train), (Compression::Lz4, 3, true));
+    seeds.push(c.seed);
+    let (_, c) = s.handle_accepted("tcp://127.0.0.1:5559", now);
+    assert!(c.compression.is_none());
+    seeds.sort_unstable();
+    seeds.dedup();
+    assert_eq!(seeds.len(), 3, "each connection has its own seed");
+}

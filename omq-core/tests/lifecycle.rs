@@ -381,3 +381,44 @@ fn a_refused_send_gives_the_message_back() {
     let err = s.send(msg.clone()).unwrap_err();
     assert_eq!(err.into_message(), msg);
 }
+
+/// unbind finds a bound endpoint by the address given to bind or by the one it resolved to,
+/// and only that one; disconnect finds a connect by its text, and only that one.
+#[test]
+fn unbind_and_disconnect_take_only_the_endpoint_named() {
+    use omq_core::{Action, Socket, SocketError};
+    let now = std::time::Instant::now();
+    let mut s = Socket::new(SocketType::Pull, Options::default(), 1).unwrap();
+    s.bind("tcp://*:0").unwrap();
+    s.handle_bound("tcp://*:0", "tcp://0.0.0.0:4000");
+    s.bind("tcp://127.0.0.1:5000").unwrap();
+    s.handle_bound("tcp://127.0.0.1:5000", "tcp://127.0.0.1:5000");
+    assert!(matches!(
+        s.unbind("tcp://127.0.0.1:9"),
+        Err(SocketError::NotBound(_))
+    ));
+    assert_eq!(
+        s.unbind("tcp://127.0.0.1:5000").unwrap(),
+        "tcp://127.0.0.1:5000"
+    );
+    assert_eq!(s.unbind("tcp://*:0").unwrap(), "tcp://0.0.0.0:4000");
+    assert!(s.unbind("tcp://0.0.0.0:4000").is_err());
+
+    let mut s = Socket::new(SocketType::Push, Options::default(), 1).unwrap();
+    let mut dial = |s: &mut Socket, ep: &str| {
+        s.connect(ep, now).unwrap();
+        match s.poll_action() {
+            Some(Action::Dial { pipe, .. }) => pipe,
+            a => panic!("{a:?}"),
+        }
+    };
+    let a = dial(&mut s, "tcp://127.0.0.1:5001");
+    let b = dial(&mut s, "tcp://127.0.0.1:5002");
+    assert!(matches!(
+        s.disconnect("tcp://127.0.0.1:9"),
+        Err(SocketError::NotConnected(_))
+    ));
+    assert!(s.pipes().get(a).is_some() && s.pipes().get(b).is_some());
+    s.disconnect("tcp://127.0.0.1:5002").unwrap();
+    assert!(s.pipes().get(a).is_some() && s.pipes().get(b).is_none());
+}
