@@ -405,7 +405,7 @@ fn unbind_and_disconnect_take_only_the_endpoint_named() {
     assert!(s.unbind("tcp://0.0.0.0:4000").is_err());
 
     let mut s = Socket::new(SocketType::Push, Options::default(), 1).unwrap();
-    let mut dial = |s: &mut Socket, ep: &str| {
+    let dial = |s: &mut Socket, ep: &str| {
         s.connect(ep, now).unwrap();
         match s.poll_action() {
             Some(Action::Dial { pipe, .. }) => pipe,
