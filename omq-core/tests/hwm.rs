@@ -241,3 +241,44 @@ fn send_timeout_zero_is_would_block_at_once() {
     );
     assert_eq!(net.elapsed() - t0, Duration::from_millis(70));
 }
+
+/// The in-process transports move as many messages as `inbound_room` says: RCVHWM less what
+/// is queued, nothing before the handshake, no limit at RCVHWM 0 or with CONFLATE. At zero
+/// room the pipe counts as paused, so reading it down to half resumes it; with room left it
+/// does not.
+#[test]
+fn inbound_room_is_what_rcvhwm_leaves() {
+    let now = Instant::now();
+    let resumed = |s: &mut Socket| {
+        std::iter::from_fn(|| s.poll_action()).any(|a| matches!(a, Action::ResumeRead { .. }))
+    };
+    let mut s = Socket::new(SocketType::Pull, Options::default().recv_hwm(4), 7).unwrap();
+    let (pipe, _) = s.handle_accepted("tcp://127.0.0.1:5555", now);
+    assert_eq!(s.inbound_room(pipe), 0, "not before the handshake");
+    s.handle_ready(pipe, PeerInfo::new(SocketType::Push), now);
+    assert_eq!(s.inbound_room(pipe), 4);
+    s.handle_message(pipe, Message::from("x")).unwrap();
+    s.recv().unwrap();
+    assert!(
+        !resumed(&mut s),
+        "room left: not paused, so nothing to resume"
+    );
+    for left in (0..4).rev() {
+        s.handle_message(pipe, Message::from("x")).unwrap();
+        assert_eq!(s.inbound_room(pipe), left);
+    }
+    s.recv().unwrap();
+    assert!(!resumed(&mut s), "3 queued: above half the HWM");
+    s.recv().unwrap();
+    assert!(resumed(&mut s), "2 queued: half the HWM, reading resumes");
+
+    for o in [
+        Options::default().recv_hwm(0),
+        Options::default().recv_hwm(4).conflate(true),
+    ] {
+        let mut s = Socket::new(SocketType::Pull, o, 7).unwrap();
+        let (pipe, _) = s.handle_accepted("tcp://127.0.0.1:5555", now);
+        s.handle_ready(pipe, PeerInfo::new(SocketType::Push), now);
+        assert_eq!(s.inbound_room(pipe), usize::MAX);
+    }
+}
