@@ -175,6 +175,13 @@ fn reconnect_stop_after_disconnect() {
     let k = kinds(&net.events(client));
     assert_eq!(k.last(), Some(&EventKind::Disconnected));
     assert!(!k.contains(&EventKind::ConnectRetried));
+    // The endpoint is given up with its pipe: nothing queues for a peer that will never be
+    // dialled again, and there is no connect left to disconnect.
+    assert!(matches!(
+        net.send(client, "lost?"),
+        Err(omq_core::SendError::WouldBlock(_))
+    ));
+    assert!(net.disconnect(client, &ep).is_err());
 }
 
 #[test]
