@@ -429,3 +429,75 @@ fn unbind_and_disconnect_take_only_the_endpoint_named() {
     s.disconnect("tcp://127.0.0.1:5002").unwrap();
     assert!(s.pipes().get(a).is_some() && s.pipes().get(b).is_none());
 }
+
+/// What LINGER waits for: messages queued for a peer whether or not it is connected yet, and
+/// commands (a SUB's subscriptions) waiting to go; nothing once all has been handed to the
+/// connection.
+#[test]
+fn pending_output_is_what_linger_waits_for() {
+    use omq_core::{Action, PeerInfo, Socket};
+    let now = std::time::Instant::now();
+    let mut s = Socket::new(SocketType::Push, Options::default(), 1).unwrap();
+    assert!(!s.has_pending_output());
+    s.connect("tcp://127.0.0.1:5555", now).unwrap();
+    let pipe = match s.poll_action() {
+        Some(Action::Dial { pipe, .. }) => pipe,
+        a => panic!("{a:?}"),
+    };
+    assert!(!s.has_pending_output(), "an empty pipe");
+    s.send(Message::from("x")).unwrap();
+    assert!(
+        s.has_pending_output(),
+        "queued before the connection exists"
+    );
+    s.handle_connected(pipe, now).unwrap();
+    assert!(s.has_pending_output(), "queued during the handshake");
+    s.handle_ready(pipe, PeerInfo::new(SocketType::Pull), now);
+    assert!(s.has_pending_output());
+    while s.poll_transmit(pipe).is_some() {}
+    assert!(!s.has_pending_output(), "all handed to the connection");
+
+    let mut sub = Socket::new(SocketType::Sub, Options::default(), 1).unwrap();
+    let (pipe, _) = sub.handle_accepted("tcp://127.0.0.1:5556", now);
+    sub.handle_ready(pipe, PeerInfo::new(SocketType::Pub), now);
+    while sub.poll_transmit(pipe).is_some() {}
+    assert!(!sub.has_pending_output());
+    sub.subscribe(b"topic").unwrap();
+    assert!(sub.has_pending_output(), "a SUBSCRIBE waiting to go");
+    while sub.poll_transmit(pipe).is_some() {}
+    assert!(!sub.has_pending_output());
+}
+
+/// The driver is told to close a connection only when the socket drops a pipe that has one:
+/// not for a connection that has already ended, nor for a pipe never connected.
+#[test]
+fn close_actions_only_for_live_connections() {
+    use omq_core::{Action, PeerInfo, Socket};
+    let now = std::time::Instant::now();
+    let closes = |s: &mut Socket| {
+        std::iter::from_fn(|| s.poll_action())
+            .filter(|a| matches!(a, Action::Close { .. }))
+            .count()
+    };
+    let mut s = Socket::new(SocketType::Pull, Options::default(), 1).unwrap();
+    assert!(!s.is_closed());
+    s.bind("tcp://127.0.0.1:5557").unwrap();
+    s.handle_bound("tcp://127.0.0.1:5557", "tcp://127.0.0.1:5557");
+    let (ended, _) = s.handle_accepted("tcp://127.0.0.1:5557", now);
+    s.handle_ready(ended, PeerInfo::new(SocketType::Push), now);
+    let (live, _) = s.handle_accepted("tcp://127.0.0.1:5557", now);
+    s.handle_ready(live, PeerInfo::new(SocketType::Push), now);
+    closes(&mut s);
+    s.handle_closed(ended, &omq_core::CloseReason::Eof, now);
+    assert_eq!(closes(&mut s), 0, "that connection has ended already");
+    s.unbind("tcp://127.0.0.1:5557").unwrap();
+    assert_eq!(closes(&mut s), 1, "the live one is closed");
+
+    let mut s = Socket::new(SocketType::Push, Options::default(), 1).unwrap();
+    s.connect("tcp://127.0.0.1:5558", now).unwrap();
+    closes(&mut s);
+    s.disconnect("tcp://127.0.0.1:5558").unwrap();
+    assert_eq!(closes(&mut s), 0, "never connected: nothing to close");
+    s.close();
+    assert!(s.is_closed());
+}
