@@ -298,6 +298,19 @@ mod tests {
         assert_eq!(twice.iter().next(), Some(("X", &b"3"[..])));
     }
 
+    /// Every byte of the four-byte value length counts: a value of 70,000 bytes (length bytes
+    /// 00 01 11 70) and one of 16 MiB + 1 round-trip.
+    #[test]
+    fn long_values_round_trip() {
+        for len in [70_000, (1 << 24) + 1] {
+            let value = vec![b'v'; len];
+            let data = wire(&[("Big", &value), ("After", b"x")]);
+            let m = Metadata::decode(&data).unwrap();
+            assert_eq!(m.get("big").map(<[u8]>::len), Some(len));
+            assert_eq!(m.get("after"), Some(&b"x"[..]));
+        }
+    }
+
     #[test]
     fn retain_keeps_what_it_is_told_in_order() {
         let mut m = Metadata::decode(&wire(&[("A", b"1"), ("B", b"2"), ("C", b"3")])).unwrap();
