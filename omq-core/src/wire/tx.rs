@@ -258,4 +258,30 @@ mod tests {
         assert_eq!(q.poll_transmit().unwrap().len(), 609 + 3009);
         assert!(q.poll_transmit().is_none());
     }
+
+    /// A frame that fills the staging buffer exactly still goes in it: two 256-byte frames
+    /// make one 512-byte chunk. A fresh queue stages 64 KiB: 64 frames of 1 KiB go as one
+    /// chunk, the 65th starts the next.
+    #[test]
+    fn staging_fills_to_the_last_byte() {
+        let mut q = TxQueue::with_staging(512);
+        q.push_frame(false, false, &[1u8; 254], None);
+        q.push_frame(false, false, &[2u8; 254], None);
+        assert_eq!(q.poll_transmit().unwrap().len(), 512);
+        assert!(q.poll_transmit().is_none());
+        // The same for a command written in place.
+        let mut q = TxQueue::with_staging(512);
+        q.push_raw(&[0; 505]);
+        q.push_frame_with(true, 5, |b| b.put_slice(b"hello"));
+        assert_eq!(q.poll_transmit().unwrap().len(), 512);
+        assert!(q.poll_transmit().is_none());
+
+        let mut q = TxQueue::new();
+        for _ in 0..65 {
+            q.push_frame(false, false, &[3u8; 1015], None);
+        }
+        assert_eq!(q.poll_transmit().unwrap().len(), 64 * 1024);
+        assert_eq!(q.poll_transmit().unwrap().len(), 1024);
+        assert!(q.poll_transmit().is_none());
+    }
 }
