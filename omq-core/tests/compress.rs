@@ -386,3 +386,19 @@ fn sockets_hand_each_compressed_connection_its_options() {
     seeds.dedup();
     assert_eq!(seeds.len(), 3, "each connection has its own seed");
 }
+
+/// The dictionary rule itself, for an embedder that builds its session config by hand
+/// (sockets check the option first): 1 to 8192 bytes, whatever the transport.
+#[test]
+fn check_dict_takes_1_to_8192_bytes() {
+    use omq_core::compress::check_dict;
+    for kind in [Compression::Lz4, Compression::Zstd] {
+        assert!(check_dict(kind, &[]).is_err(), "{kind:?} empty");
+        assert!(check_dict(kind, &[7u8; 8193]).is_err(), "{kind:?} 8193");
+    }
+    assert!(check_dict(Compression::Lz4, &[7u8; 8192]).is_ok());
+    assert!(check_dict(Compression::Lz4, &[7u8]).is_ok());
+    let mut config = CompressionConfig::new(Compression::Lz4);
+    config.dict = Some(Bytes::from(vec![7u8; 8193]));
+    assert!(omq_core::compress::Codec::new(&config).is_err());
+}

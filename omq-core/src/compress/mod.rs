@@ -397,6 +397,3 @@ fn check_claim(
     }
     Ok(())
 }
-
-#[cfg(test)]
-mod tests;
