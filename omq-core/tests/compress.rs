@@ -5,11 +5,11 @@
 use bytes::Bytes;
 use proptest::prelude::*;
 
-use omq_core::compress::{lz4, zstd, Compression, CompressionConfig, TrainingParams};
+use omq_core::compress::{lz4, zstd, Compression, CompressionConfig, Decoded, TrainingParams};
 use omq_core::mechanism::{generate_keypair, MechanismConfig};
 use omq_core::sim::{Direction, LinkConfig, Pair};
 use omq_core::wire::frame::{FrameDecoder, FLAG_MORE};
-use omq_core::{Message, SessionConfig, SocketType};
+use omq_core::{CompressionError, Message, Part, SessionConfig, SocketType};
 use rand_chacha::rand_core::SeedableRng;
 
 /// A JSON record like the telemetry the transports are for.
@@ -401,4 +401,86 @@ fn check_dict_takes_1_to_8192_bytes() {
     let mut config = CompressionConfig::new(Compression::Lz4);
     config.dict = Some(Bytes::from(vec![7u8; 8193]));
     assert!(omq_core::compress::Codec::new(&config).is_err());
+}
+
+fn codec(kind: Compression, dict: Option<Bytes>) -> omq_core::compress::Codec {
+    let mut c = CompressionConfig::new(kind);
+    c.dict = dict;
+    omq_core::compress::Codec::new(&c).unwrap()
+}
+
+/// `has_send_dict` says whether this side compresses with a dictionary: from the start with a
+/// static one, after training with auto-training, never without either.
+#[test]
+fn has_send_dict_follows_the_dictionary() {
+    assert!(!codec(Compression::Lz4, None).has_send_dict());
+    assert!(codec(Compression::Lz4, Some(Bytes::from_static(b"dictionary"))).has_send_dict());
+    let mut c = CompressionConfig::new(Compression::Lz4);
+    c.auto_train = true;
+    let mut auto = omq_core::compress::Codec::new(&c).unwrap();
+    assert!(!auto.has_send_dict());
+    for i in 0..100 {
+        let part = json(i, 300);
+        auto.start_message(std::iter::once(&part[..]));
+    }
+    assert!(auto.has_send_dict(), "trained after 100 samples");
+}
+
+/// MAXMSGSIZE holds to the byte for a plain part and for a compressed one: a message of
+/// exactly the limit passes, one byte more is refused.
+#[test]
+fn the_size_limit_is_exact_for_plain_and_compressed_parts() {
+    let mut plain = vec![0u8; 4];
+    plain.extend_from_slice(&[9u8; 10]);
+    let compressed = codec(Compression::Lz4, None).encode_part(&[b'a'; 1000]);
+    assert_eq!(&compressed[..4], b"LZ4B");
+    for (wire, len) in [(Bytes::from(plain), 10u64), (compressed, 1000)] {
+        let mut c = codec(Compression::Lz4, None);
+        let ok = c.decode_part(Part::from(wire.clone()), false, Some(len));
+        assert!(matches!(ok, Ok(Decoded::Part(p)) if p.len() as u64 == len));
+        let over = c.decode_part(Part::from(wire), false, Some(len - 1));
+        assert!(
+            matches!(over, Err(CompressionError::OverBudget { .. })),
+            "{over:?}"
+        );
+    }
+}
+
+/// A zstd dictionary of up to 8192 bytes is taken, one byte more is refused (a ZDICT blob
+/// padded with content is still one).
+#[test]
+fn a_peer_dictionary_of_8192_bytes_is_taken() {
+    let mut blob = zstd_dict().to_vec();
+    blob.resize(8192, b'x');
+    let mut c = codec(Compression::Zstd, None);
+    let r = c.decode_part(Part::from(blob.clone()), false, None);
+    assert!(matches!(r, Ok(Decoded::Dictionary)), "{r:?}");
+    blob.push(b'x');
+    let mut c = codec(Compression::Zstd, None);
+    let r = c.decode_part(Part::from(blob), false, None);
+    assert!(matches!(r, Err(CompressionError::DictSize(8193))), "{r:?}");
+}
+
+/// The largest wire frame a receiver with a MAXMSGSIZE must take: the limit plus the LZ4
+/// envelope (12 bytes and 4 per started GiB), and never less than a dictionary message.
+#[test]
+fn wire_limit_adds_the_envelope() {
+    use omq_core::compress::Codec;
+    const GIB: u64 = 1 << 30;
+    assert_eq!(Codec::wire_limit(None), None);
+    assert_eq!(Codec::wire_limit(Some(100)), Some(4 + 8192));
+    assert_eq!(Codec::wire_limit(Some(1 << 20)), Some((1 << 20) + 12 + 4));
+    assert_eq!(Codec::wire_limit(Some(3 * GIB)), Some(3 * GIB + 12 + 16));
+    assert_eq!(Codec::wire_limit(Some(u64::MAX)), Some(u64::MAX));
+}
+
+/// LZ4 compresses parts from 512 bytes up, or from 128 with a dictionary.
+#[test]
+fn lz4_compresses_from_its_minimum_size() {
+    use lz4::encode;
+    let dict = Bytes::from_static(b"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+    assert!(encode(&[b'a'; 511], None).is_none());
+    assert!(encode(&[b'a'; 512], None).is_some());
+    assert!(encode(&[b'a'; 127], Some(&dict)).is_none());
+    assert!(encode(&[b'a'; 128], Some(&dict)).is_some());
 }
