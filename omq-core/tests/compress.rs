@@ -484,3 +484,35 @@ fn lz4_compresses_from_its_minimum_size() {
     assert!(encode(&[b'a'; 127], Some(&dict)).is_none());
     assert!(encode(&[b'a'; 128], Some(&dict)).is_some());
 }
+
+/// An LZ4 envelope goes out only when it is shorter than the plain one (the part and four
+/// bytes): a part that compression shortens by exactly one byte over that is compressed, one
+/// where the two tie goes plain.
+#[test]
+fn lz4_compresses_only_what_it_shortens() {
+    let mut rng = omq_core::rng::SplitMix64::new(3);
+    let (mut saves_one, mut ties) = (false, false);
+    // Parts of a compressible run and random bytes, the run growing until both cases showed.
+    'search: for len in 600..700 {
+        for run in 0..64 {
+            let mut part = vec![b'r'; run];
+            part.extend((run..len).map(|_| rng.next_u64() as u8));
+            let block = lz4_flex::block::compress(&part).len();
+            let envelope = lz4::encode(&part, None);
+            if block + 12 == part.len() + 3 {
+                assert!(envelope.is_some(), "saves a byte: compressed");
+                saves_one = true;
+            } else if block + 12 == part.len() + 4 {
+                assert!(envelope.is_none(), "saves nothing: plain");
+                ties = true;
+            }
+            if saves_one && ties {
+                break 'search;
+            }
+        }
+    }
+    assert!(saves_one && ties, "both cases met");
+    // Random bytes do not compress: they go plain.
+    let noise: Vec<u8> = (0..600).map(|_| rng.next_u64() as u8).collect();
+    assert!(lz4::encode(&noise, None).is_none());
+}
