@@ -47,7 +47,7 @@ pub fn encode(part: &[u8], dict: Option<&Bytes>) -> Option<Bytes> {
         return None;
     }
     if part.len() as u64 > BLOCK_SIZE {
-        return Some(encode_multi(part, dict));
+        return Some(encode_multi(part, dict, BLOCK_SIZE as usize));
     }
     let mut out = vec![0u8; HEADER + lz4_flex::block::get_maximum_output_size(part.len())];
     let n = compress_block(part, &mut out[HEADER..], dict)?;
@@ -68,12 +68,14 @@ fn compress_block(input: &[u8], out: &mut [u8], dict: Option<&Bytes>) -> Option<
     }
 }
 
-fn encode_multi(part: &[u8], dict: Option<&Bytes>) -> Bytes {
+/// An `LZ4M` part in blocks of `block_size` (the format's is [`BLOCK_SIZE`]; tests walk
+/// several blocks with small ones).
+fn encode_multi(part: &[u8], dict: Option<&Bytes>, block_size: usize) -> Bytes {
     let mut out = Vec::with_capacity(HEADER + part.len() / 2);
     out.extend_from_slice(&MULTI_SENTINEL);
     out.extend_from_slice(&(part.len() as u64).to_le_bytes());
     let mut block = Vec::new();
-    for chunk in part.chunks(BLOCK_SIZE as usize) {
+    for chunk in part.chunks(block_size) {
         block.resize(lz4_flex::block::get_maximum_output_size(chunk.len()), 0);
         let n = compress_block(chunk, &mut block, dict).expect("room for the worst case");
         out.extend_from_slice(&(n as u32).to_le_bytes());
@@ -85,6 +87,16 @@ fn encode_multi(part: &[u8], dict: Option<&Bytes>) -> Bytes {
 /// Decodes an `LZ4B` or `LZ4M` part (`wire` starts with its sentinel); `left` is what remains
 /// of the message's MAXMSGSIZE budget.
 pub fn decode(wire: &[u8], dict: Option<&[u8]>, left: u64) -> Result<Vec<u8>, CompressionError> {
+    decode_in_blocks(wire, dict, left, BLOCK_SIZE)
+}
+
+/// [`decode`] with blocks of `block_size` bytes (see [`encode_multi`]).
+fn decode_in_blocks(
+    wire: &[u8],
+    dict: Option<&[u8]>,
+    left: u64,
+    block_size: u64,
+) -> Result<Vec<u8>, CompressionError> {
     let sentinel: [u8; 4] = wire[..4].try_into().expect("caller checked");
     if sentinel != SINGLE_SENTINEL && sentinel != MULTI_SENTINEL {
         return Err(CompressionError::UnknownSentinel(sentinel));
@@ -97,7 +109,7 @@ pub fn decode(wire: &[u8], dict: Option<&[u8]>, left: u64) -> Result<Vec<u8>, Co
     }
     let claimed = u64::from_le_bytes(wire[4..HEADER].try_into().expect("8 bytes"));
     let body = &wire[HEADER..];
-    if sentinel == SINGLE_SENTINEL && claimed > BLOCK_SIZE {
+    if sentinel == SINGLE_SENTINEL && claimed > block_size {
         return Err(CompressionError::BlockTooLarge(claimed));
     }
     check_claim(claimed, left, body.len(), MAX_RATIO)?;
@@ -125,7 +137,7 @@ pub fn decode(wire: &[u8], dict: Option<&[u8]>, left: u64) -> Result<Vec<u8>, Co
             ));
         }
         let (block, after) = after.split_at(len);
-        let size = (claimed - done).min(BLOCK_SIZE as usize);
+        let size = (claimed - done).min(block_size as usize);
         decode_block(block, &mut out[done..done + size], dict)?;
         done += size;
         rest = after;
@@ -152,4 +164,69 @@ fn decode_block(block: &[u8], out: &mut [u8], dict: Option<&[u8]>) -> Result<(),
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(len: usize) -> Vec<u8> {
+        (0..len)
+            .map(|i| b"abcdefgh"[i % 8] ^ (i / 97) as u8)
+            .collect()
+    }
+
+    /// The LZ4M walk over several blocks, with 1 KiB blocks standing in for 1 GiB ones: a
+    /// part of 2.5 blocks round-trips, with and without a dictionary, and each block is
+    /// decoded into its own stretch of the output.
+    #[test]
+    fn multi_block_parts_round_trip() {
+        let part = text(2560);
+        let dict = Bytes::from(text(300));
+        for d in [None, Some(&dict)] {
+            let wire = encode_multi(&part, d, 1024);
+            assert_eq!(&wire[..4], b"LZ4M");
+            let back = decode_in_blocks(&wire, d.map(|d| &d[..]), u64::MAX, 1024).unwrap();
+            assert_eq!(back, part);
+        }
+    }
+
+    /// A block length past the end of the part is refused, not followed.
+    #[test]
+    fn a_block_longer_than_the_part_is_refused() {
+        let part = text(2560);
+        let mut wire = encode_multi(&part, None, 1024).to_vec();
+        wire[12..16].copy_from_slice(&u32::MAX.to_le_bytes());
+        let r = decode_in_blocks(&wire, None, u64::MAX, 1024);
+        assert!(matches!(r, Err(CompressionError::Malformed(_))), "{r:?}");
+    }
+
+    /// A single block may not claim more than one block's size.
+    #[test]
+    fn a_single_block_claims_at_most_the_block_size() {
+        let wire = encode(&text(2048), None).unwrap();
+        assert!(decode_in_blocks(&wire, None, u64::MAX, 2048).is_ok());
+        let r = decode_in_blocks(&wire, None, u64::MAX, 2047);
+        assert!(
+            matches!(r, Err(CompressionError::BlockTooLarge(2048))),
+            "{r:?}"
+        );
+    }
+
+    /// A header and nothing else is a part of length zero, not a short part.
+    #[test]
+    fn a_bare_header_is_not_short() {
+        let mut wire = b"LZ4B".to_vec();
+        wire.extend_from_slice(&0u64.to_le_bytes());
+        let r = decode(&wire, None, u64::MAX);
+        assert!(
+            !matches!(r, Err(CompressionError::ShortPart { .. })),
+            "{r:?}"
+        );
+        let r = decode(&wire[..11], None, u64::MAX);
+        assert!(
+            matches!(r, Err(CompressionError::ShortPart { len: 11, need: 12 })),
+            "{r:?}"
+        );
+    }
 }
