@@ -516,3 +516,47 @@ fn lz4_compresses_only_what_it_shortens() {
     let noise: Vec<u8> = (0..600).map(|_| rng.next_u64() as u8).collect();
     assert!(lz4::encode(&noise, None).is_none());
 }
+
+/// zstd compresses parts from 512 bytes up, or from 64 with a dictionary; a frame goes out
+/// only when it and the four bytes of the plain envelope are shorter than the part (a frame
+/// one byte shorter than that is sent, one that ties is not).
+#[test]
+fn zstd_compresses_from_its_minimum_size_and_only_what_it_shortens() {
+    let dict = zstd::parse_dict(&zstd_dict()).unwrap();
+    assert!(zstd::encode(&[b'a'; 511], 1, None).is_none());
+    assert!(zstd::encode(&[b'a'; 512], 1, None).is_some());
+    assert!(zstd::encode(&[b'a'; 63], 1, Some(&dict)).is_none());
+    assert!(zstd::encode(&[b'a'; 64], 1, Some(&dict)).is_some());
+
+    let mut rng = omq_core::rng::SplitMix64::new(5);
+    let (mut saves_one, mut ties) = (false, false);
+    'search: for len in 600..800 {
+        for run in 0..96 {
+            let mut part = vec![b'r'; run];
+            part.extend((run..len).map(|_| rng.next_u64() as u8));
+            let frame = zrip::compress(&part, 1).unwrap().len();
+            let sent = zstd::encode(&part, 1, None);
+            if frame + 4 == part.len() - 1 {
+                assert!(sent.is_some(), "shorter by a byte: compressed");
+                saves_one = true;
+            } else if frame + 4 == part.len() {
+                assert!(sent.is_none(), "a tie: plain");
+                ties = true;
+            }
+            if saves_one && ties {
+                break 'search;
+            }
+        }
+    }
+    assert!(saves_one && ties, "both cases met");
+}
+
+/// A zstd frame may expand up to 32 KiB-fold (an RLE block of four bytes says 128 KiB): 1 MiB
+/// of zeros, a few dozen bytes on the wire, is plausible and decodes.
+#[test]
+fn a_highly_compressed_zstd_frame_is_plausible() {
+    let part = vec![0u8; 1 << 20];
+    let frame = zstd::encode(&part, 1, None).unwrap();
+    assert!(frame.len() * 2048 < part.len(), "{} bytes", frame.len());
+    assert_eq!(zstd::decode(&frame, None, u64::MAX).unwrap(), part);
+}
