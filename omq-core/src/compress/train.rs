@@ -101,10 +101,10 @@ impl Trainer {
             Compression::Lz4 => Some(Bytes::from(content)),
             Compression::Zstd => {
                 let mut dict = zrip::dict::finalize::finalize_dictionary(&content, &samples, size);
-                if dict.len() > MAX_DICT || dict.len() < 8 {
-                    return None;
-                }
-                dict[4..8].copy_from_slice(&user_dict_id(seed).to_le_bytes());
+                // The blob is at most `size` bytes; anything too short to hold an id is no
+                // dictionary (and a parse failure below refuses the rest).
+                dict.get_mut(4..8)?
+                    .copy_from_slice(&user_dict_id(seed).to_le_bytes());
                 zstd::parse_dict(&dict).ok()?;
                 Some(Bytes::from(dict))
             }
