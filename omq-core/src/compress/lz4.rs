@@ -38,6 +38,12 @@ pub const MIN_SIZE_DICT: usize = 128;
 /// The envelope for `part`, or None when it is to go as it is (too small, or compression
 /// would not save anything).
 pub fn encode(part: &[u8], dict: Option<&Bytes>) -> Option<Bytes> {
+    encode_in_blocks(part, dict, BLOCK_SIZE as usize)
+}
+
+/// [`encode`] with blocks of `block_size` bytes: a part larger than one block goes as LZ4M
+/// (see [`encode_multi`]).
+fn encode_in_blocks(part: &[u8], dict: Option<&Bytes>, block_size: usize) -> Option<Bytes> {
     let min = if dict.is_some() {
         MIN_SIZE_DICT
     } else {
@@ -46,8 +52,8 @@ pub fn encode(part: &[u8], dict: Option<&Bytes>) -> Option<Bytes> {
     if part.len() < min {
         return None;
     }
-    if part.len() as u64 > BLOCK_SIZE {
-        return Some(encode_multi(part, dict, BLOCK_SIZE as usize));
+    if part.len() > block_size {
+        return Some(encode_multi(part, dict, block_size));
     }
     let mut out = vec![0u8; HEADER + lz4_flex::block::get_maximum_output_size(part.len())];
     let n = compress_block(part, &mut out[HEADER..], dict)?;
@@ -189,6 +195,19 @@ mod tests {
             let back = decode_in_blocks(&wire, d.map(|d| &d[..]), u64::MAX, 1024).unwrap();
             assert_eq!(back, part);
         }
+    }
+
+    /// A part of one block goes as LZ4B, one byte more as LZ4M.
+    #[test]
+    fn parts_over_one_block_go_in_several() {
+        let one = encode_in_blocks(&text(1024), None, 1024).unwrap();
+        assert_eq!(&one[..4], b"LZ4B");
+        let more = encode_in_blocks(&text(1025), None, 1024).unwrap();
+        assert_eq!(&more[..4], b"LZ4M");
+        assert_eq!(
+            decode_in_blocks(&more, None, u64::MAX, 1024).unwrap(),
+            text(1025)
+        );
     }
 
     /// A block length past the end of the part is refused, not followed.
