@@ -71,7 +71,8 @@ pub(crate) fn lifecycle(socket_type: crate::SocketType, e: &crate::MonitorEvent)
     }
 }
 
-#[cfg(all(test, feature = "tracing"))]
+#[cfg(test)]
+#[cfg(feature = "tracing")]
 mod tests {
     use std::fmt;
     use std::sync::{Arc, Mutex};
