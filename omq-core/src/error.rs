@@ -67,10 +67,6 @@ pub enum ProtocolError {
     /// starting with a zero byte, which libzmq reserves for generated ids).
     #[error("invalid peer routing id")]
     InvalidRoutingId,
-    /// The security mechanism rejected a handshake or traffic frame (a CURVE box that does not
-    /// open, a replayed nonce, a malformed HELLO...).
-    #[error("security mechanism: {0}")]
-    Mechanism(String),
     /// CURVE refused a handshake command or a traffic frame; the cause says which and why.
     #[error(transparent)]
     Curve(#[from] CurveError),
@@ -91,7 +87,6 @@ impl ProtocolError {
             | ProtocolError::MissingSocketType
             | ProtocolError::UnknownSocketType(_) => code::ZMTP_INVALID_METADATA,
             ProtocolError::MechanismMismatch { .. } => code::ZMTP_MECHANISM_MISMATCH,
-            ProtocolError::Mechanism(_) => code::ZMTP_CRYPTOGRAPHIC,
             ProtocolError::Curve(c) => c.zmtp_code(),
             _ => code::ZMTP_UNSPECIFIED,
         }
@@ -555,6 +550,17 @@ mod tests {
             other.handshake_failure(),
             (EventKind::HandshakeFailedNoDetail, 0)
         );
+        // A status code is exactly three digits: three letters or two digits are a reason.
+        for reason in ["abc", "40", "4000", "40x"] {
+            let e = SessionError::PeerError {
+                reason: reason.into(),
+            };
+            assert_eq!(
+                e.handshake_failure(),
+                (EventKind::HandshakeFailedNoDetail, 0),
+                "{reason}"
+            );
+        }
     }
 
     /// An error chain printed link by link (as anyhow and eyre do) says each thing once: no

@@ -41,7 +41,8 @@ impl SimRng {
 #[derive(Debug, Clone)]
 pub struct LinkConfig {
     /// Largest piece delivered at once; every transmitted chunk is cut into random pieces of
-    /// 1..=`max_piece` bytes. `usize::MAX` delivers chunks whole.
+    /// 1..=`max_piece` bytes. The default, `usize::MAX`, bounds a piece only by its chunk, so
+    /// even a default link cuts chunks at random places (seeded).
     pub max_piece: usize,
     /// Time from transmit to delivery.
     pub latency: Duration,
@@ -62,6 +63,44 @@ impl Default for LinkConfig {
             cut_after: None,
             flip_at: None,
             flip_mask: 1,
+        }
+    }
+}
+
+impl LinkConfig {
+    /// Cuts `chunk` into the pieces this link delivers, given `carried` bytes of the stream
+    /// before it (counted on here): random sizes of 1..=`max_piece`, nothing past
+    /// `cut_after`, the `flip_at` byte altered. Both simulators' links go through it.
+    pub(crate) fn pieces(
+        &self,
+        mut chunk: Bytes,
+        carried: &mut usize,
+        rng: &mut SplitMix64,
+        mut deliver: impl FnMut(Bytes),
+    ) {
+        while !chunk.is_empty() {
+            let max = self.max_piece.min(chunk.len());
+            let n = if max <= 1 {
+                1
+            } else {
+                1 + rng.below(max as u64) as usize
+            };
+            let piece = chunk.split_to(n);
+            let allowed = self
+                .cut_after
+                .map_or(usize::MAX, |limit| limit.saturating_sub(*carried));
+            let mut piece = piece.slice(..piece.len().min(allowed));
+            if let Some(at) = self.flip_at {
+                if (*carried..*carried + piece.len()).contains(&at) {
+                    let mut bytes = piece.to_vec();
+                    bytes[at - *carried] ^= self.flip_mask;
+                    piece = Bytes::from(bytes);
+                }
+            }
+            *carried += piece.len();
+            if !piece.is_empty() {
+                deliver(piece);
+            }
         }
     }
 }
@@ -88,30 +127,12 @@ impl Link {
         }
     }
 
-    fn send(&mut self, mut chunk: Bytes, now: Instant, rng: &mut SimRng) {
+    fn send(&mut self, chunk: Bytes, now: Instant, rng: &mut SimRng) {
         let at = now + self.config.latency;
-        while !chunk.is_empty() {
-            let max = self.config.max_piece.min(chunk.len());
-            let n = if max <= 1 { 1 } else { rng.range(1, max) };
-            let piece = chunk.split_to(n);
-            let allowed = match self.config.cut_after {
-                Some(limit) => limit.saturating_sub(self.carried),
-                None => usize::MAX,
-            };
-            let mut piece = piece.slice(..piece.len().min(allowed));
-            if let Some(at) = self.config.flip_at {
-                if (self.carried..self.carried + piece.len()).contains(&at) {
-                    let mut bytes = piece.to_vec();
-                    bytes[at - self.carried] ^= self.config.flip_mask;
-                    piece = Bytes::from(bytes);
-                }
-            }
-            self.carried += piece.len();
+        self.config.pieces(chunk, &mut self.carried, &mut rng.0, |piece| {
             self.transcript.extend_from_slice(&piece);
-            if !piece.is_empty() {
-                self.in_flight.push_back((at, piece));
-            }
-        }
+            self.in_flight.push_back((at, piece));
+        });
     }
 
     fn next_due(&self) -> Option<Instant> {
@@ -177,7 +198,8 @@ pub struct Pair {
 }
 
 impl Pair {
-    /// A pair with whole-chunk, instant links.
+    /// A pair with instant links (cutting chunks at random places; see
+    /// [`LinkConfig::max_piece`]).
     pub fn new(a: SessionConfig, b: SessionConfig) -> Self {
         Pair::with_links(a, b, LinkConfig::default(), LinkConfig::default(), 1)
     }
@@ -377,4 +399,175 @@ pub enum Direction {
     AToB,
     /// From `b` to `a`.
     BToA,
+}
+
+// The simulator is what every timing, fragmentation and tamper test stands on: if it stopped
+// cutting chunks, flipping the byte asked for or firing a timer due at the end of a run, those
+// tests would go on passing while proving nothing. These pin what it promises.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mechanism::{CurveKeyPair, CurveSecretKey, MechanismConfig};
+    use crate::SocketType;
+
+    #[test]
+    fn the_generator_is_splitmix_and_range_covers_both_bounds_only() {
+        let (mut sim, mut reference) = (SimRng::new(7), SplitMix64::new(7));
+        let draws: Vec<u64> = (0..4).map(|_| sim.next_u64()).collect();
+        let expected: Vec<u64> = (0..4).map(|_| reference.next_u64()).collect();
+        assert_eq!(draws, expected);
+        assert_ne!(draws[0], draws[1]);
+
+        let mut seen = [0usize; 10];
+        for _ in 0..4000 {
+            let n = sim.range(3, 6);
+            assert!((3..=6).contains(&n), "{n} outside 3..=6");
+            seen[n] += 1;
+        }
+        assert!(seen[3..=6].iter().all(|&c| c > 0), "{seen:?}");
+        assert_eq!(sim.range(5, 5), 5);
+    }
+
+    fn link(config: LinkConfig, bytes: &[u8], seed: u64) -> Link {
+        let mut l = Link::new(config);
+        l.send(
+            Bytes::copy_from_slice(bytes),
+            Instant::now(),
+            &mut SimRng::new(seed),
+        );
+        l
+    }
+
+    fn pieces(l: &Link) -> Vec<usize> {
+        l.in_flight.iter().map(|(_, p)| p.len()).collect()
+    }
+
+    #[test]
+    fn a_link_cuts_chunks_into_pieces_of_one_to_max_piece_bytes() {
+        let data: Vec<u8> = (0..1000u32).map(|i| i as u8).collect();
+        let cut = |max_piece| LinkConfig {
+            max_piece,
+            ..LinkConfig::default()
+        };
+        let l = link(cut(4), &data, 1);
+        let sizes = pieces(&l);
+        assert!(sizes.iter().all(|n| (1..=4).contains(n)), "{sizes:?}");
+        assert!(sizes.contains(&1) && sizes.contains(&4), "{sizes:?}");
+        let joined: Vec<u8> = l.in_flight.iter().flat_map(|(_, p)| p.to_vec()).collect();
+        assert_eq!(joined, data);
+        assert_eq!((l.carried, &l.transcript[..]), (1000, &data[..]));
+
+        assert!(pieces(&link(cut(1), &data, 1)).iter().all(|&n| n == 1));
+        let default = pieces(&link(LinkConfig::default(), &data, 1));
+        assert_eq!(default.iter().sum::<usize>(), 1000);
+        assert!(default.len() > 1, "{default:?}");
+    }
+
+    #[test]
+    fn a_link_delays_by_its_latency_and_stops_after_cut_after_bytes() {
+        let t0 = Instant::now();
+        let mut l = Link::new(LinkConfig {
+            max_piece: 3,
+            latency: Duration::from_millis(40),
+            cut_after: Some(10),
+            ..LinkConfig::default()
+        });
+        l.send(Bytes::from_static(&[9; 25]), t0, &mut SimRng::new(3));
+        assert_eq!(l.next_due(), Some(t0 + Duration::from_millis(40)));
+        assert_eq!(pieces(&l).iter().sum::<usize>(), 10);
+        assert_eq!((l.carried, l.transcript.len()), (10, 10));
+    }
+
+    #[test]
+    fn a_link_flips_the_mask_bits_of_the_byte_asked_for_and_no_other() {
+        for seed in 0..20 {
+            for at in 0..40 {
+                let l = link(
+                    LinkConfig {
+                        max_piece: 5,
+                        flip_at: Some(at),
+                        flip_mask: 0x81,
+                        ..LinkConfig::default()
+                    },
+                    &[0xFF; 40],
+                    seed,
+                );
+                let got: Vec<u8> = l.in_flight.iter().flat_map(|(_, p)| p.to_vec()).collect();
+                for (i, b) in got.iter().enumerate() {
+                    let want = if i == at { 0x7E } else { 0xFF };
+                    assert_eq!(*b, want, "seed {seed}, flip at {at}, byte {i}");
+                }
+            }
+        }
+    }
+
+    fn curve_pair(seed: u64) -> Pair {
+        let server = CurveKeyPair::from_secret(CurveSecretKey::from_bytes([1; 32]));
+        let client = CurveKeyPair::from_secret(CurveSecretKey::from_bytes([2; 32]));
+        let mut a = SessionConfig::new(SocketType::Dealer);
+        a.mechanism = MechanismConfig::curve_client(*server.public(), client);
+        let mut b = SessionConfig::new(SocketType::Dealer);
+        b.mechanism = MechanismConfig::curve_server(server);
+        let mut p = Pair::with_links(a, b, LinkConfig::default(), LinkConfig::default(), seed);
+        p.drive();
+        assert!(p.a.session.is_ready() && p.b.session.is_ready());
+        p
+    }
+
+    #[test]
+    fn the_handshake_entropy_follows_the_seed() {
+        // Reproducible for a seed, and different for each of these (seeds that a mixing by
+        // `|` or `&` instead of `^` would give the same entropy).
+        let seeds = [0, 1, 2, 0x656e_7472_6f70_7900];
+        let transcripts: Vec<Vec<u8>> = seeds
+            .iter()
+            .map(|&s| curve_pair(s).transcript(Direction::AToB).to_vec())
+            .collect();
+        for i in 0..seeds.len() {
+            for j in i + 1..seeds.len() {
+                assert_ne!(transcripts[i], transcripts[j], "seeds {i} and {j}");
+            }
+        }
+        assert_eq!(
+            curve_pair(1).transcript(Direction::AToB),
+            &transcripts[1][..]
+        );
+    }
+
+    #[test]
+    fn carried_and_transcript_are_what_each_way_carried() {
+        let p = curve_pair(5);
+        for dir in [Direction::AToB, Direction::BToA] {
+            let t = p.transcript(dir);
+            // A greeting (64 bytes) and CURVE's handshake commands, signature first.
+            assert!(t.len() > 64 && t[0] == 0xFF && t[9] == 0x7F, "{dir:?}");
+            assert_eq!(p.carried(dir), t.len());
+        }
+        assert_ne!(p.transcript(Direction::AToB), p.transcript(Direction::BToA));
+    }
+
+    #[test]
+    fn run_until_fires_a_timer_due_exactly_at_its_end() {
+        let mut a = SessionConfig::new(SocketType::Dealer);
+        a.handshake_ivl = Some(Duration::from_secs(1));
+        let mut b = SessionConfig::new(SocketType::Dealer);
+        b.handshake_ivl = None;
+        let silent = LinkConfig {
+            cut_after: Some(0),
+            ..LinkConfig::default()
+        };
+        let mut p = Pair::with_links(a, b, silent.clone(), silent, 1);
+        p.run_until(Duration::from_millis(999));
+        assert!(p.a.error.is_none());
+        p.run_until(Duration::from_secs(1));
+        assert_eq!(p.elapsed(), Duration::from_secs(1));
+        assert!(
+            matches!(
+                p.a.error,
+                Some(SessionError::Timeout(crate::error::Timeout::Handshake))
+            ),
+            "{:?}",
+            p.a.error
+        );
+    }
 }

@@ -7,7 +7,7 @@
 //! (reconnect intervals, heartbeats) are asserted here, deterministically for a given seed.
 //!
 //! Endpoints are only names here: `tcp://anything:PORT` is keyed by its port, `ipc://` and
-//! `inproc://` by their names, and binding port 0 hands out ports from 30000 up.
+//! `inproc://` by their names, and binding port 0 hands out ports from 30001 up.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -89,7 +89,8 @@ fn listener_key(ep: &Endpoint) -> String {
 }
 
 impl Net {
-    /// An empty network with instant, whole-chunk links.
+    /// An empty network with instant links (cutting chunks at random places; see
+    /// [`LinkConfig::max_piece`]).
     pub fn new(seed: u64) -> Self {
         let start = Instant::now();
         Net {
@@ -560,29 +561,14 @@ impl Net {
     fn send_on_link(
         c: &mut SimConn,
         side: usize,
-        mut chunk: bytes::Bytes,
+        chunk: bytes::Bytes,
         now: Instant,
         rng: &mut SplitMix64,
     ) {
         let at = now + c.link.latency;
-        while !chunk.is_empty() {
-            let max = c.link.max_piece.min(chunk.len());
-            let n = if max <= 1 {
-                1
-            } else {
-                1 + rng.below(max as u64) as usize
-            };
-            let piece = chunk.split_to(n);
-            let allowed = c
-                .link
-                .cut_after
-                .map_or(usize::MAX, |l| l.saturating_sub(c.carried[side]));
-            let piece = piece.slice(..piece.len().min(allowed));
-            c.carried[side] += piece.len();
-            if !piece.is_empty() {
-                c.links[side].push_back(Flight { at, bytes: piece });
-            }
-        }
+        c.link.pieces(chunk, &mut c.carried[side], rng, |bytes| {
+            c.links[side].push_back(Flight { at, bytes });
+        });
     }
 
     /// A side's session failed: its last words (an ERROR command) reach the peer, then both
@@ -631,6 +617,166 @@ impl Net {
             if let Some(socket) = self.sockets[sd.sock.0].as_mut() {
                 socket.handle_closed(sd.conn.pipe(), &r, now);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::monitor::EventKind;
+
+    fn pull(net: &mut Net) -> SockId {
+        net.socket(SocketType::Pull, Options::default()).unwrap()
+    }
+
+    #[test]
+    fn port_zero_hands_out_ports_from_30001_up() {
+        let mut net = Net::new(1);
+        let s = pull(&mut net);
+        assert_eq!(net.bind(s, "tcp://127.0.0.1:0").unwrap(), "tcp://127.0.0.1:30001");
+        assert_eq!(net.bind(s, "tcp://*:0").unwrap(), "tcp://127.0.0.1:30002");
+    }
+
+    #[test]
+    fn a_wait_ends_when_what_it_waits_for_arrives_not_at_its_timeout() {
+        let mut net = Net::new(1);
+        net.link.latency = Duration::from_millis(100);
+        let push = net.socket(SocketType::Push, Options::default()).unwrap();
+        let sink = pull(&mut net);
+        net.bind(sink, "tcp://*:5555").unwrap();
+        net.connect(push, "tcp://127.0.0.1:5555").unwrap();
+        net.send(push, "late").unwrap();
+        let got = net.recv_wait(sink, Some(Duration::from_secs(10))).unwrap();
+        assert_eq!(&got.parts()[0][..], b"late");
+        // The handshake's two round trips and the message: five trips of 100 ms at most.
+        assert!(net.elapsed() <= Duration::from_millis(500), "{:?}", net.elapsed());
+    }
+
+    /// A PUSH connected to a PULL at `port`, handshake done.
+    fn pipeline(net: &mut Net, port: u16) -> (SockId, SockId) {
+        let push = net.socket(SocketType::Push, Options::default()).unwrap();
+        let sink = pull(net);
+        net.bind(sink, &format!("tcp://*:{port}")).unwrap();
+        net.connect(push, &format!("tcp://127.0.0.1:{port}")).unwrap();
+        net.run_for(Duration::from_secs(1));
+        (push, sink)
+    }
+
+    #[test]
+    fn drive_finishes_a_handshake_without_the_clock() {
+        let mut net = Net::new(1);
+        let push = net.socket(SocketType::Push, Options::default()).unwrap();
+        let sink = pull(&mut net);
+        net.monitor(sink);
+        net.bind(sink, "tcp://*:5555").unwrap();
+        net.connect(push, "tcp://127.0.0.1:5555").unwrap();
+        let kinds: Vec<_> = net.events(sink).iter().map(|e| e.kind).collect();
+        assert!(kinds.contains(&EventKind::HandshakeSucceeded), "{kinds:?}");
+    }
+
+    #[test]
+    fn close_waits_for_what_is_on_the_way_and_no_longer() {
+        let mut net = Net::new(1);
+        net.link.latency = Duration::from_millis(100);
+        net.buffer = 4096;
+        let (push, sink) = pipeline(&mut net, 5555);
+        let start = net.elapsed();
+        for _ in 0..100 {
+            net.send(push, vec![7u8; 1000]).unwrap();
+        }
+        net.close(push);
+        let took = net.elapsed() - start;
+        // One trip of 100 ms, a few at most; an hour if close waited for nothing in particular.
+        assert!(
+            took >= Duration::from_millis(100) && took < Duration::from_secs(10),
+            "{took:?}"
+        );
+        for _ in 0..100 {
+            assert_eq!(net.recv(sink).unwrap().parts()[0].len(), 1000);
+        }
+    }
+
+    #[test]
+    fn close_takes_away_only_its_own_listeners() {
+        let mut net = Net::new(1);
+        let (a, b) = (pull(&mut net), pull(&mut net));
+        net.bind(a, "tcp://*:5555").unwrap();
+        net.bind(b, "tcp://*:6666").unwrap();
+        net.close(a);
+        let c = pull(&mut net);
+        net.bind(c, "tcp://*:5555").unwrap();
+        let push = net.socket(SocketType::Push, Options::default()).unwrap();
+        net.connect(push, "tcp://127.0.0.1:6666").unwrap();
+        assert_eq!(net.connection_count(), 1);
+    }
+
+    #[test]
+    fn cut_and_kill_touch_only_that_sockets_connections() {
+        let mut net = Net::new(1);
+        let (p1, _) = pipeline(&mut net, 5555);
+        let (p2, s2) = pipeline(&mut net, 6666);
+        net.cut(p1);
+        net.send(p2, "through").unwrap();
+        assert_eq!(&net.recv(s2).unwrap().parts()[0][..], b"through");
+        net.kill_connections(p1);
+        assert_eq!(net.connection_count(), 1);
+    }
+
+    #[test]
+    fn a_close_action_ends_the_connection_of_its_pipe() {
+        let mut net = Net::new(1);
+        let push = net.socket(SocketType::Push, Options::default()).unwrap();
+        let (s1, s2) = (pull(&mut net), pull(&mut net));
+        net.bind(s1, "tcp://*:5555").unwrap();
+        net.bind(s2, "tcp://*:6666").unwrap();
+        net.connect(push, "tcp://127.0.0.1:5555").unwrap();
+        net.connect(push, "tcp://127.0.0.1:6666").unwrap();
+        net.run_for(Duration::from_secs(1));
+        assert_eq!(net.connection_count(), 2);
+        net.disconnect(push, "tcp://127.0.0.1:5555").unwrap();
+        assert_eq!(net.connection_count(), 1);
+        net.send(push, "to the second").unwrap();
+        assert_eq!(net.recv(s1), Err(RecvError::WouldBlock));
+        assert_eq!(&net.recv(s2).unwrap().parts()[0][..], b"to the second");
+    }
+
+    #[test]
+    fn tamper_flips_the_lowest_bit_of_the_last_byte() {
+        let mut net = Net::new(1);
+        let (push, sink) = pipeline(&mut net, 5555);
+        net.tamper = Some(push);
+        net.send(push, "a").unwrap();
+        assert_eq!(&net.recv(sink).unwrap().parts()[0][..], b"`");
+        assert_eq!(net.tamper, None);
+        net.send(push, "a").unwrap();
+        assert_eq!(&net.recv(sink).unwrap().parts()[0][..], b"a");
+    }
+
+    #[test]
+    fn unbind_takes_away_only_the_listener_named() {
+        let mut net = Net::new(1);
+        let (a, b) = (pull(&mut net), pull(&mut net));
+        net.bind(a, "tcp://*:5555").unwrap();
+        net.bind(a, "ipc://simnet-unbind").unwrap();
+        net.bind(b, "tcp://*:6666").unwrap();
+        net.unbind(a, "tcp://*:5555").unwrap();
+
+        // The port is free again, and nothing answers there until it is bound anew.
+        let push = net.socket(SocketType::Push, Options::default()).unwrap();
+        net.connect(push, "tcp://127.0.0.1:5555").unwrap();
+        assert_eq!(net.connection_count(), 0);
+        let c = pull(&mut net);
+        net.bind(c, "tcp://*:5555").unwrap();
+
+        // The unbinding socket's other endpoint and the other socket's are still there.
+        for (n, ep) in ["ipc://simnet-unbind", "tcp://127.0.0.1:6666"]
+            .into_iter()
+            .enumerate()
+        {
+            let push = net.socket(SocketType::Push, Options::default()).unwrap();
+            net.connect(push, ep).unwrap();
+            assert_eq!(net.connection_count(), n + 1, "{ep}");
         }
     }
 }
