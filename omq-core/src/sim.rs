@@ -129,10 +129,11 @@ impl Link {
 
     fn send(&mut self, chunk: Bytes, now: Instant, rng: &mut SimRng) {
         let at = now + self.config.latency;
-        self.config.pieces(chunk, &mut self.carried, &mut rng.0, |piece| {
-            self.transcript.extend_from_slice(&piece);
-            self.in_flight.push_back((at, piece));
-        });
+        self.config
+            .pieces(chunk, &mut self.carried, &mut rng.0, |piece| {
+                self.transcript.extend_from_slice(&piece);
+                self.in_flight.push_back((at, piece));
+            });
     }
 
     fn next_due(&self) -> Option<Instant> {

@@ -634,7 +634,10 @@ mod tests {
     fn port_zero_hands_out_ports_from_30001_up() {
         let mut net = Net::new(1);
         let s = pull(&mut net);
-        assert_eq!(net.bind(s, "tcp://127.0.0.1:0").unwrap(), "tcp://127.0.0.1:30001");
+        assert_eq!(
+            net.bind(s, "tcp://127.0.0.1:0").unwrap(),
+            "tcp://127.0.0.1:30001"
+        );
         assert_eq!(net.bind(s, "tcp://*:0").unwrap(), "tcp://127.0.0.1:30002");
     }
 
@@ -650,7 +653,11 @@ mod tests {
         let got = net.recv_wait(sink, Some(Duration::from_secs(10))).unwrap();
         assert_eq!(&got.parts()[0][..], b"late");
         // The handshake's two round trips and the message: five trips of 100 ms at most.
-        assert!(net.elapsed() <= Duration::from_millis(500), "{:?}", net.elapsed());
+        assert!(
+            net.elapsed() <= Duration::from_millis(500),
+            "{:?}",
+            net.elapsed()
+        );
     }
 
     /// A PUSH connected to a PULL at `port`, handshake done.
@@ -658,7 +665,8 @@ mod tests {
         let push = net.socket(SocketType::Push, Options::default()).unwrap();
         let sink = pull(net);
         net.bind(sink, &format!("tcp://*:{port}")).unwrap();
-        net.connect(push, &format!("tcp://127.0.0.1:{port}")).unwrap();
+        net.connect(push, &format!("tcp://127.0.0.1:{port}"))
+            .unwrap();
         net.run_for(Duration::from_secs(1));
         (push, sink)
     }
