@@ -23,6 +23,7 @@ pub mod draft;
 pub mod hostile;
 pub mod libzmq_peer;
 pub mod local;
+pub mod monitor_order;
 pub mod netfaults;
 pub mod netns;
 pub mod plugged;

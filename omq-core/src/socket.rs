@@ -604,9 +604,20 @@ impl Socket {
 
     // ----- connection events from the driver -------------------------------------------
 
-    /// A connect attempt for `pipe` is in progress (CONNECT_DELAYED).
+    /// A connect attempt for `pipe` is in progress: CONNECT_DELAYED over tcp. libzmq reports
+    /// it when a non-blocking connect does not complete at once, which over tcp it never does
+    /// (even on loopback), while a unix-domain connect (ipc) completes or fails at once and a
+    /// udp "connect" has nothing to wait for.
     pub fn handle_dialing(&mut self, pipe: PipeId) {
-        if self.pipes.get(pipe).is_some() {
+        let tcp = match self.pipes.get(pipe).map(|p| &p.origin) {
+            Some(Origin::Connect(i)) => self
+                .connects
+                .get(*i)
+                .and_then(|c| c.as_ref())
+                .is_some_and(|c| matches!(c.endpoint, Endpoint::Tcp { .. })),
+            _ => false,
+        };
+        if tcp {
             let ep = self.endpoint_of(pipe);
             self.event(EventKind::ConnectDelayed, 0, ep);
         }
@@ -661,6 +672,10 @@ impl Socket {
         let Some(Origin::Connect(idx)) = self.pipes.get(pipe).map(|p| p.origin.clone()) else {
             return;
         };
+        // libzmq closes the descriptor of the failed attempt and says so (CLOSED, with the
+        // endpoint connected to) before it schedules the next one.
+        let ep = self.endpoint_of(pipe);
+        self.event(EventKind::Closed, 0, ep);
         if refused && self.options.reconnect_stop.conn_refused {
             self.stop_connect(idx);
         } else {
@@ -917,8 +932,10 @@ impl Socket {
             CloseReason::Session(SessionError::Protocol(ProtocolError::Curve(_)))
         );
         if state == PipeState::Handshaking || security {
-            let (kind, value) = handshake_failure(reason);
-            self.pipe_event(kind, value, pipe, Some(reason));
+            let client = self.options.get_mechanism().as_server() == Some(false);
+            if let Some((kind, value)) = handshake_failure(reason, client) {
+                self.pipe_event(kind, value, pipe, Some(reason));
+            }
         }
         if matches!(state, PipeState::Handshaking | PipeState::Active) {
             self.pipe_event(EventKind::Disconnected, 0, pipe, Some(reason));
@@ -1194,6 +1211,11 @@ impl Socket {
             return;
         }
         self.closed = true;
+        // Listeners stop at once (the driver closes them as close begins); libzmq reports
+        // each as CLOSED before monitoring stops.
+        for bound in std::mem::take(&mut self.binds) {
+            self.event(EventKind::Closed, 0, bound.resolved);
+        }
         // Connections keep being retried: during LINGER, what is queued for a peer that is
         // not up yet still goes out once it is (as libzmq does). The driver stops everything
         // when the linger is over.
@@ -1224,10 +1246,20 @@ impl Socket {
     }
 }
 
-/// The monitor event and value for a connection that ended during its handshake.
-fn handshake_failure(reason: &CloseReason) -> (EventKind, i64) {
+/// The monitor event and value for a connection that ended during its handshake; None when
+/// libzmq reports none (only DISCONNECTED follows).
+///
+/// libzmq checks the peer's Socket-Type while it parses the peer's metadata and reports a
+/// mismatch (HANDSHAKE_FAILED_PROTOCOL, ZMTP_INVALID_METADATA) only where a PLAIN or CURVE
+/// `client` parses the server's READY; under NULL, and on a PLAIN or CURVE server, the
+/// connection just ends. The typed cause still rides on DISCONNECTED.
+fn handshake_failure(reason: &CloseReason, client: bool) -> Option<(EventKind, i64)> {
     match reason {
-        CloseReason::Session(e) => e.handshake_failure(),
-        _ => (EventKind::HandshakeFailedNoDetail, 0),
+        CloseReason::Session(
+            SessionError::Incompatible { .. }
+            | SessionError::Protocol(ProtocolError::UnknownSocketType(_)),
+        ) if !client => None,
+        CloseReason::Session(e) => Some(e.handshake_failure()),
+        _ => Some((EventKind::HandshakeFailedNoDetail, 0)),
     }
 }

@@ -35,10 +35,11 @@ fn monitor_events_in_libzmq_order() {
             EventKind::Listening,
             EventKind::Accepted,
             EventKind::HandshakeSucceeded,
+            EventKind::Closed,
             EventKind::MonitorStopped,
         ]
     );
-    assert!(s[..3].iter().all(|e| e.endpoint == ep));
+    assert!(s[..4].iter().all(|e| e.endpoint == ep));
     let c = net.events(client);
     assert_eq!(
         kinds(&c),
@@ -75,21 +76,68 @@ fn unbind_closes_the_endpoint_and_its_connections() {
     assert!(net.disconnect(server, "tcp://127.0.0.1:1").is_err());
 }
 
+/// A peer of the wrong socket type: libzmq reports HANDSHAKE_FAILED_PROTOCOL
+/// (ZMTP_INVALID_METADATA) only where a PLAIN or CURVE client reads the server's READY; under
+/// NULL, and on the server's side, the connection just ends (DISCONNECTED, whose cause says
+/// why). Checked against libzmq itself in conformance's monitor_order.
 #[test]
-fn handshake_failure_is_reported_before_disconnect() {
-    let mut net = Net::new(3);
-    let server = net.socket(SocketType::Pub, Options::default()).unwrap();
-    let client = net.socket(SocketType::Push, Options::default()).unwrap();
-    net.monitor(client);
-    let ep = net.bind(server, "tcp://*:0").unwrap();
-    net.connect(client, &ep).unwrap();
-    net.run_for(MS10);
-    let k = kinds(&net.events(client));
-    let i = k
-        .iter()
-        .position(|e| *e == EventKind::HandshakeFailedProtocol)
-        .unwrap_or_else(|| panic!("PUSH to PUB fails the handshake: {k:?}"));
-    assert_eq!(k[i + 1], EventKind::Disconnected);
+fn a_wrong_socket_type_is_a_handshake_failure_only_for_a_secure_client() {
+    use omq_core::mechanism::MechanismConfig;
+    use omq_core::{CloseReason, SessionError};
+    for secure in [false, true] {
+        let mut net = Net::new(3);
+        let (server_opts, client_opts) = if secure {
+            let client = MechanismConfig::plain_client("u", "p").unwrap();
+            (
+                Options::default().mechanism(MechanismConfig::plain_server()),
+                Options::default().mechanism(client),
+            )
+        } else {
+            (Options::default(), Options::default())
+        };
+        let server = net.socket(SocketType::Pub, server_opts).unwrap();
+        let client = net.socket(SocketType::Push, client_opts).unwrap();
+        net.monitor(server);
+        net.monitor(client);
+        let ep = net.bind(server, "tcp://*:0").unwrap();
+        net.connect(client, &ep).unwrap();
+        net.run_for(MS10);
+        let c = net.events(client);
+        let k = kinds(&c);
+        let failed = k
+            .iter()
+            .position(|e| *e == EventKind::HandshakeFailedProtocol);
+        let gone = k
+            .iter()
+            .position(|e| *e == EventKind::Disconnected)
+            .unwrap_or_else(|| panic!("PUSH to PUB ends the connection: {k:?}"));
+        let incompatible = |e: &omq_core::MonitorEvent| {
+            matches!(
+                e.cause,
+                Some(CloseReason::Session(SessionError::Incompatible { .. }))
+            )
+        };
+        assert!(incompatible(&c[gone]), "{:?}", c[gone]);
+        if secure {
+            assert_eq!(failed, Some(gone - 1), "{k:?}");
+            assert_eq!(
+                c[gone - 1].value,
+                omq_core::monitor::protocol_error::ZMTP_INVALID_METADATA
+            );
+            assert!(incompatible(&c[gone - 1]));
+        } else {
+            assert_eq!(failed, None, "{k:?}");
+        }
+        let s = kinds(&net.events(server));
+        assert!(s.contains(&EventKind::Disconnected), "{s:?}");
+        assert!(
+            !s.iter().any(|e| matches!(
+                e,
+                EventKind::HandshakeFailedProtocol | EventKind::HandshakeFailedNoDetail
+            )),
+            "the server reports no handshake failure (secure: {secure}): {s:?}"
+        );
+    }
 }
 
 #[test]
@@ -134,8 +182,9 @@ fn no_reconnect_with_negative_interval() {
     net.monitor(client);
     net.connect(client, "tcp://127.0.0.1:9").unwrap();
     net.run_for(Duration::from_secs(2));
+    // The failed attempt's descriptor is closed (CLOSED), and no retry is scheduled.
     let k = kinds(&net.events(client));
-    assert_eq!(k, [EventKind::ConnectDelayed]);
+    assert_eq!(k, [EventKind::ConnectDelayed, EventKind::Closed]);
 }
 
 #[test]
@@ -151,7 +200,10 @@ fn reconnect_stop_conn_refused() {
     net.monitor(client);
     net.connect(client, "tcp://127.0.0.1:9").unwrap();
     net.run_for(Duration::from_secs(2));
-    assert_eq!(kinds(&net.events(client)), [EventKind::ConnectDelayed]);
+    assert_eq!(
+        kinds(&net.events(client)),
+        [EventKind::ConnectDelayed, EventKind::Closed]
+    );
 }
 
 #[test]

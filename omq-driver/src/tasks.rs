@@ -718,7 +718,15 @@ pub(crate) async fn close<R: Runtime>(
     linger: Option<std::time::Duration>,
 ) -> bool {
     shared.closing.store(true, Ordering::Release);
-    shared.with(|st| st.core.close());
+    // Listeners stop at once, as libzmq's do (only what is queued lingers): a closing socket
+    // takes no new peers, and the core has reported each listener CLOSED.
+    let listeners: Vec<Arc<Signal>> = shared.with(|st| {
+        st.core.close();
+        st.listeners.drain().map(|(_, s)| s).collect()
+    });
+    for s in &listeners {
+        s.raise(CLOSE);
+    }
     // What is on its way to in-process peers goes now (their receivers may not be looking).
     crate::inproc::flush_all(shared);
     let deadline = linger.map(|l| R::now() + l);
@@ -752,16 +760,12 @@ pub(crate) async fn close<R: Runtime>(
             _ = sleep => {}
         }
     };
-    let listeners: Vec<Arc<Signal>> = shared.with(|st| {
+    shared.with(|st| {
         st.stopped = true;
         for (_, s) in st.conns.drain() {
             s.raise(CLOSE);
         }
-        st.listeners.drain().map(|(_, s)| s).collect()
     });
-    for s in &listeners {
-        s.raise(CLOSE);
-    }
     shared.timer.raise(CLOSE);
     crate::inproc::release_all(shared);
     released::<R>(shared, &listeners).await;
