@@ -329,6 +329,41 @@ fn last_reply_survives_the_runtime_end<B: Rt + 'static>() {
     server.join().unwrap();
 }
 
+/// A socket dropped with an infinite LINGER keeps trying to deliver what it owes for at most
+/// `omq_driver::socket::DROP_LINGER_CAP` (5 s), then gives up: a peer that binds 1 s after the drop gets the
+/// message; one that binds 1.5 s after the cap has run out gets nothing (the socket no longer
+/// dials).
+fn dropped_with_infinite_linger_gives_up_at_the_cap<B: Rt>(tag: &str, late: bool) {
+    let mut rt = B::make();
+    rt.run(async {
+        let path = ipc(tag);
+        let push = Socket::<B>::new(SocketType::Push, Options::default().linger(None)).unwrap();
+        push.connect(&path).await.unwrap();
+        push.send(Message::from("owed")).await.unwrap();
+        drop(push);
+        // The documented cap (5 s) plus 1.5 s, written out rather than derived from the
+        // constant, so that a longer cap fails this test.
+        let wait = if late {
+            Duration::from_millis(6500)
+        } else {
+            Duration::from_secs(1)
+        };
+        sleep::<B::R>(wait).await;
+        let pull = Socket::<B>::new(SocketType::Pull, Options::default()).unwrap();
+        pull.bind(&path).await.unwrap();
+        if late {
+            let got = timeout::<B::R, _>(Duration::from_secs(1), pull.recv()).await;
+            assert!(
+                got.is_none(),
+                "the dropped socket still dialled after the cap: {got:?}"
+            );
+        } else {
+            let m = within::<B::R, _>(pull.recv()).await.unwrap();
+            assert_eq!(m.parts()[0].as_ref(), b"owed");
+        }
+    });
+}
+
 macro_rules! drop_order {
     ($($backend:ident: $rt:ty),* $(,)?) => {$(
         mod $backend {
@@ -348,6 +383,20 @@ macro_rules! drop_order {
             #[test]
             fn socket_dropped_on_another_thread_linger_5s() {
                 dropped_on_another_thread::<$rt>(concat!(stringify!($backend), "-thread5"), 5000);
+            }
+            #[test]
+            fn dropped_with_infinite_linger_delivers_within_the_cap() {
+                dropped_with_infinite_linger_gives_up_at_the_cap::<$rt>(
+                    concat!(stringify!($backend), "-cap-early"),
+                    false,
+                );
+            }
+            #[test]
+            fn dropped_with_infinite_linger_gives_up_after_the_cap() {
+                dropped_with_infinite_linger_gives_up_at_the_cap::<$rt>(
+                    concat!(stringify!($backend), "-cap-late"),
+                    true,
+                );
             }
             #[test]
             fn runtime_dropped_with_sockets_alive_linger_0() {
