@@ -474,6 +474,42 @@ fn wire_limit_adds_the_envelope() {
     assert_eq!(Codec::wire_limit(Some(u64::MAX)), Some(u64::MAX));
 }
 
+/// A codec's worth-it rule at its boundary: searches parts made of a compressible run and then
+/// random bytes (the run growing, seeded by `seed`) until it meets both a part whose compressed
+/// envelope (`compressed`) is exactly one byte shorter than its plain one (`plain` of its length),
+/// which must be sent compressed (`sent`), and one where the two tie, which must go plain.
+/// Returns the random source, to go on drawing from it.
+fn check_sent_only_when_shorter(
+    seed: u64,
+    lens: std::ops::Range<usize>,
+    runs: std::ops::Range<usize>,
+    compressed: impl Fn(&[u8]) -> usize,
+    plain: impl Fn(usize) -> usize,
+    sent: impl Fn(&[u8]) -> bool,
+) -> omq_core::rng::SplitMix64 {
+    let mut rng = omq_core::rng::SplitMix64::new(seed);
+    let (mut saves_one, mut ties) = (false, false);
+    'search: for len in lens {
+        for run in runs.clone() {
+            let mut part = vec![b'r'; run];
+            part.extend((run..len).map(|_| rng.next_u64() as u8));
+            let (c, p) = (compressed(&part), plain(part.len()));
+            if c + 1 == p {
+                assert!(sent(&part), "shorter by a byte: compressed");
+                saves_one = true;
+            } else if c == p {
+                assert!(!sent(&part), "a tie: plain");
+                ties = true;
+            }
+            if saves_one && ties {
+                break 'search;
+            }
+        }
+    }
+    assert!(saves_one && ties, "both cases met");
+    rng
+}
+
 /// LZ4 compresses parts from 512 bytes up, or from 128 with a dictionary.
 #[test]
 fn lz4_compresses_from_its_minimum_size() {
@@ -490,28 +526,14 @@ fn lz4_compresses_from_its_minimum_size() {
 /// where the two tie goes plain.
 #[test]
 fn lz4_compresses_only_what_it_shortens() {
-    let mut rng = omq_core::rng::SplitMix64::new(3);
-    let (mut saves_one, mut ties) = (false, false);
-    // Parts of a compressible run and random bytes, the run growing until both cases showed.
-    'search: for len in 600..700 {
-        for run in 0..64 {
-            let mut part = vec![b'r'; run];
-            part.extend((run..len).map(|_| rng.next_u64() as u8));
-            let block = lz4_flex::block::compress(&part).len();
-            let envelope = lz4::encode(&part, None);
-            if block + 12 == part.len() + 3 {
-                assert!(envelope.is_some(), "saves a byte: compressed");
-                saves_one = true;
-            } else if block + 12 == part.len() + 4 {
-                assert!(envelope.is_none(), "saves nothing: plain");
-                ties = true;
-            }
-            if saves_one && ties {
-                break 'search;
-            }
-        }
-    }
-    assert!(saves_one && ties, "both cases met");
+    let mut rng = check_sent_only_when_shorter(
+        3,
+        600..700,
+        0..64,
+        |part| lz4_flex::block::compress(part).len() + 12,
+        |len| len + 4,
+        |part| lz4::encode(part, None).is_some(),
+    );
     // Random bytes do not compress: they go plain.
     let noise: Vec<u8> = (0..600).map(|_| rng.next_u64() as u8).collect();
     assert!(lz4::encode(&noise, None).is_none());
@@ -528,27 +550,14 @@ fn zstd_compresses_from_its_minimum_size_and_only_what_it_shortens() {
     assert!(zstd::encode(&[b'a'; 63], 1, Some(&dict)).is_none());
     assert!(zstd::encode(&[b'a'; 64], 1, Some(&dict)).is_some());
 
-    let mut rng = omq_core::rng::SplitMix64::new(5);
-    let (mut saves_one, mut ties) = (false, false);
-    'search: for len in 600..800 {
-        for run in 0..96 {
-            let mut part = vec![b'r'; run];
-            part.extend((run..len).map(|_| rng.next_u64() as u8));
-            let frame = zrip::compress(&part, 1).unwrap().len();
-            let sent = zstd::encode(&part, 1, None);
-            if frame + 4 == part.len() - 1 {
-                assert!(sent.is_some(), "shorter by a byte: compressed");
-                saves_one = true;
-            } else if frame + 4 == part.len() {
-                assert!(sent.is_none(), "a tie: plain");
-                ties = true;
-            }
-            if saves_one && ties {
-                break 'search;
-            }
-        }
-    }
-    assert!(saves_one && ties, "both cases met");
+    check_sent_only_when_shorter(
+        5,
+        600..800,
+        0..96,
+        |part| zrip::compress(part, 1).unwrap().len() + 4,
+        |len| len,
+        |part| zstd::encode(part, 1, None).is_some(),
+    );
 }
 
 /// A zstd frame may expand up to 32 KiB-fold (an RLE block of four bytes says 128 KiB): 1 MiB
