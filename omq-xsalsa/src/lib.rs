@@ -1,18 +1,20 @@
 //! XSalsa20-Poly1305, NaCl's `crypto_secretbox`, the cipher of every CurveZMQ box, written for
 //! the shape of omq's CURVE traffic: many short messages, each sealed or opened in place.
 //!
-//! - **Salsa20** runs several blocks side by side, each state word held as an array with one
-//!   lane per block; the compiler turns the lane loops into SIMD instructions. Eight lanes in
-//!   a function compiled for AVX2, chosen at run time when the CPU has it; four lanes
-//!   otherwise (SSE2 on every x86-64, NEON on aarch64). No intrinsics: the code is ordinary
-//!   integer arithmetic, and the only `unsafe` is the call into the AVX2 copy after the CPU
-//!   was seen to support it.
+//! - **Salsa20** runs eight blocks at once in AVX2 registers when the CPU has AVX2 (detected at
+//!   run time, no `target-cpu` flag), single blocks in SSE2 diagonals, and plain lane loops on
+//!   other CPUs.
 //! - **Poly1305** uses three 44-bit limbs and 64×64→128-bit products (poly1305-donna's 64-bit
-//!   variant), with no set-up cost, so a 64-byte message pays only for its few blocks.
+//!   variant), with no set-up cost, so a 64-byte message pays only for its few blocks; from
+//!   256 bytes, four blocks at a time in AVX2 (26-bit limbs, `vpmuludq`).
+//! - **Nonce prefixes**: XSalsa20's subkey depends only on the key and the nonce's first 16
+//!   bytes, which CurveZMQ fixes per direction, so [`PrefixBox`] derives it once.
 //!
-//! Tested against NaCl's secretbox vector, RFC 8439's Poly1305 vectors, and differentially
-//! against RustCrypto's `crypto_secretbox` and `poly1305` at every length up to several blocks
-//! of each parallel width (tests/).
+//! `unsafe` is confined to the SIMD intrinsics' loads and stores, the one `vpmuludq` written as
+//! assembly, and the calls into AVX2 code after the CPU was seen to support it, each with a
+//! SAFETY comment. Tested against NaCl's secretbox vector, RFC 8439's Poly1305 vectors, and
+//! differentially against RustCrypto's `crypto_secretbox` and `poly1305` at every length up to
+//! several blocks of each parallel width (tests/), and under Miri (`scripts/miri.sh`).
 
 #![deny(unsafe_code)]
 
@@ -61,35 +63,84 @@ impl SecretBox {
     /// Encrypts `data` in place under `nonce` and returns the tag (NaCl's layout puts the tag
     /// before the ciphertext).
     pub fn seal_in_place(&self, nonce: &[u8; 24], data: &mut [u8]) -> [u8; TAG_LEN] {
-        let (stream, mut poly_key) = self.stream(nonce, data.len());
-        stream.xor(data);
-        let tag = poly1305(&poly_key, data);
-        poly_key.zeroize();
-        tag
+        let (sub, tail) = self.split(nonce);
+        seal(sub, tail, data)
     }
 
     /// Checks `tag` over the ciphertext `data` and decrypts it in place. On false (not sealed
     /// with this key and nonce, or altered) `data` is left as it was.
     #[must_use]
     pub fn open_in_place(&self, nonce: &[u8; 24], data: &mut [u8], tag: &[u8]) -> bool {
-        let (stream, mut poly_key) = self.stream(nonce, data.len());
-        let expected = poly1305(&poly_key, data);
-        poly_key.zeroize();
-        if tag.len() != TAG_LEN || !bool::from(expected.ct_eq(tag)) {
-            return false;
-        }
-        stream.xor(data);
-        true
+        let (sub, tail) = self.split(nonce);
+        open(sub, tail, data, tag)
     }
 
-    /// The XSalsa20 stream for `nonce`, and the Poly1305 key (the first 32 bytes of its
-    /// keystream); the stream goes on from byte 32.
-    fn stream(&self, nonce: &[u8; 24], len: usize) -> (salsa::Stream, [u8; 32]) {
+    /// The box for every nonce that begins with `prefix`. XSalsa20 derives its Salsa20 key
+    /// from the key and the nonce's first 16 bytes (HSalsa20), so nonces sharing those bytes
+    /// share that subkey and it can be derived once. CurveZMQ's MESSAGE nonces are a fixed
+    /// prefix per direction followed by a counter: a connection derives two subkeys, not two
+    /// per message.
+    pub fn with_prefix(&self, prefix: &[u8; 16]) -> PrefixBox {
+        PrefixBox {
+            sub: salsa::hsalsa20_words(&self.key, prefix),
+        }
+    }
+
+    /// The subkey of `nonce`'s first 16 bytes, and its last 8.
+    fn split(&self, nonce: &[u8; 24]) -> ([u32; 8], [u8; 8]) {
         let mut n16 = [0u8; 16];
         n16.copy_from_slice(&nonce[..16]);
-        let sub = salsa::hsalsa20_words(&self.key, &n16);
         let mut n8 = [0u8; 8];
         n8.copy_from_slice(&nonce[16..]);
-        salsa::Stream::new(sub, n8, len)
+        (salsa::hsalsa20_words(&self.key, &n16), n8)
     }
+}
+
+/// A [`SecretBox`] bound to the first 16 bytes of its nonces (see [`SecretBox::with_prefix`]):
+/// sealing and opening take the last 8. The subkey is wiped when the value drops.
+#[derive(Clone, Zeroize, ZeroizeOnDrop)]
+pub struct PrefixBox {
+    sub: [u32; 8],
+}
+
+impl std::fmt::Debug for PrefixBox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PrefixBox(..)")
+    }
+}
+
+impl PrefixBox {
+    /// [`SecretBox::seal_in_place`] with the nonce `prefix ‖ tail`.
+    pub fn seal_in_place(&self, tail: &[u8; 8], data: &mut [u8]) -> [u8; TAG_LEN] {
+        seal(self.sub, *tail, data)
+    }
+
+    /// [`SecretBox::open_in_place`] with the nonce `prefix ‖ tail`.
+    #[must_use]
+    pub fn open_in_place(&self, tail: &[u8; 8], data: &mut [u8], tag: &[u8]) -> bool {
+        open(self.sub, *tail, data, tag)
+    }
+}
+
+/// Seals `data` under the Salsa20 subkey `sub` and the nonce's last 8 bytes. The stream's
+/// first 32 bytes are the Poly1305 key; the data is encrypted from byte 32 on.
+fn seal(sub: [u32; 8], tail: [u8; 8], data: &mut [u8]) -> [u8; TAG_LEN] {
+    let (stream, mut poly_key) = salsa::Stream::new(sub, tail, data.len());
+    stream.xor(data);
+    let tag = poly1305(&poly_key, data);
+    poly_key.zeroize();
+    tag
+}
+
+/// Opens `data` under the Salsa20 subkey `sub` and the nonce's last 8 bytes; `data` is left
+/// as it was when the tag does not match.
+fn open(sub: [u32; 8], tail: [u8; 8], data: &mut [u8], tag: &[u8]) -> bool {
+    let (stream, mut poly_key) = salsa::Stream::new(sub, tail, data.len());
+    let expected = poly1305(&poly_key, data);
+    poly_key.zeroize();
+    if tag.len() != TAG_LEN || !bool::from(expected.ct_eq(tag)) {
+        return false;
+    }
+    stream.xor(data);
+    true
 }

@@ -4,6 +4,7 @@
 use crypto_secretbox::aead::{AeadInPlace, KeyInit};
 use crypto_secretbox::XSalsa20Poly1305;
 use omq_xsalsa::{hsalsa20, poly1305, SecretBox};
+
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 
@@ -191,6 +192,52 @@ fn secretbox_matches_rustcrypto() {
             assert_eq!(data, before, "a refused box is left as it was");
         }
         assert!(ours.open_in_place(&nonce, &mut data, &our_tag), "len {len}");
+        assert_eq!(data, plain, "len {len}");
+    }
+}
+
+/// A box bound to a nonce prefix seals and opens as RustCrypto does with the whole nonce, and
+/// refuses what was sealed under another prefix or another tail.
+#[test]
+fn prefix_box_matches_rustcrypto() {
+    let mut rng = ChaCha20Rng::from_seed([5; 32]);
+    let mut key = [0u8; 32];
+    rng.fill_bytes(&mut key);
+    let theirs = XSalsa20Poly1305::new((&key).into());
+    let ours = SecretBox::new(&key);
+    let client = ours.with_prefix(b"CurveZMQMESSAGEC");
+    let server = ours.with_prefix(b"CurveZMQMESSAGES");
+    for (i, len) in (0..300).chain([1024, 16 * 1024 + 7]).enumerate() {
+        let tail = (i as u64 * 0x0101_0101 + 1).to_be_bytes();
+        let mut nonce = [0u8; 24];
+        nonce[..16].copy_from_slice(b"CurveZMQMESSAGEC");
+        nonce[16..].copy_from_slice(&tail);
+        let mut plain = vec![0u8; len];
+        rng.fill_bytes(&mut plain);
+
+        let mut expected = plain.clone();
+        let tag = theirs
+            .encrypt_in_place_detached((&nonce).into(), b"", &mut expected)
+            .unwrap();
+        let mut data = plain.clone();
+        let our_tag = client.seal_in_place(&tail, &mut data);
+        assert_eq!(&our_tag[..], tag.as_slice(), "tag, len {len}");
+        assert_eq!(data, expected, "ciphertext, len {len}");
+
+        let other_tail = (i as u64 * 0x0101_0101 + 2).to_be_bytes();
+        assert!(
+            !server.open_in_place(&tail, &mut data, &our_tag),
+            "len {len}"
+        );
+        assert!(
+            !client.open_in_place(&other_tail, &mut data, &our_tag),
+            "len {len}"
+        );
+        assert_eq!(data, expected, "a refused box is left as it was");
+        assert!(
+            client.open_in_place(&tail, &mut data, &our_tag),
+            "len {len}"
+        );
         assert_eq!(data, plain, "len {len}");
     }
 }

@@ -47,7 +47,7 @@ use crypto_box::aead::{AeadInPlace, Nonce, Tag};
 use crypto_box::SalsaBox;
 use crypto_secretbox::{KeyInit, XSalsa20Poly1305};
 use curve25519_dalek::montgomery::MontgomeryPoint;
-use omq_xsalsa::SecretBox;
+use omq_xsalsa::{PrefixBox, SecretBox};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 use subtle::ConstantTimeEq;
@@ -142,6 +142,15 @@ enum State {
     Ready,
 }
 
+/// The session box for MESSAGE traffic, bound to the nonce prefix of each direction.
+#[derive(Debug)]
+struct MessageBoxes {
+    /// Ours: "CurveZMQMESSAGEC" from a client, "CurveZMQMESSAGES" from a server.
+    seal: PrefixBox,
+    /// The peer's.
+    open: PrefixBox,
+}
+
 /// CURVE handshake and traffic state for one connection.
 pub struct CurveMechanism {
     config: CurveConfig,
@@ -153,8 +162,11 @@ pub struct CurveMechanism {
     /// Box between our short-term key and the peer's long-term one (client: c' and S) or the
     /// other way round (server: s and C'): HELLO and WELCOME.
     long_box: Option<SalsaBox>,
-    /// Box between the two short-term keys, precomputed once: INITIATE, READY, MESSAGE.
+    /// Box between the two short-term keys, precomputed once: INITIATE and READY.
     session_box: Option<SecretBox>,
+    /// The session box bound to the MESSAGE nonce prefix of each direction (ours to seal, the
+    /// peer's to open), so a message pays for no key derivation.
+    message_boxes: Option<MessageBoxes>,
     /// Where opened MESSAGE bodies of up to [`ARENA_PART_MAX`] bytes are decrypted: one
     /// allocation per [`ARENA_SIZE`] bytes instead of one per message.
     arena: BytesMut,
@@ -346,6 +358,7 @@ impl CurveMechanism {
             peer_short: None,
             long_box: None,
             session_box: None,
+            message_boxes: None,
             arena: BytesMut::new(),
             cookie: [0; COOKIE_LEN],
             cookie_key: config.is_server().then_some(cookie_key),
@@ -486,7 +499,7 @@ impl CurveMechanism {
             .ok_or(curve(CurveError::WelcomeBox))?;
         let server_short = strong(key_at(&plain, 0), "short-term")?;
         self.cookie.copy_from_slice(&plain[32..32 + COOKIE_LEN]);
-        self.session_box = Some(session_box(&server_short, &self.short));
+        self.start_session(session_box(&server_short, &self.short));
         self.peer_short = Some(server_short);
         Ok(())
     }
@@ -575,7 +588,7 @@ impl CurveMechanism {
             return Err(curve(CurveError::HelloBox));
         }
         self.recv_nonce = n;
-        self.session_box = Some(session_box(&client_short, &self.short));
+        self.start_session(session_box(&client_short, &self.short));
         self.long_box = Some(long_box);
         self.peer_short = Some(client_short);
         Ok(())
@@ -692,12 +705,18 @@ impl CurveMechanism {
 
     // ---- traffic ----
 
-    fn message_prefixes(&self) -> (&'static [u8; 16], &'static [u8; 16]) {
-        if self.config.is_server() {
+    /// Keeps the session box, and binds it to each direction's MESSAGE nonce prefix.
+    fn start_session(&mut self, session_box: SecretBox) {
+        let (ours, theirs) = if self.config.is_server() {
             (b"CurveZMQMESSAGES", b"CurveZMQMESSAGEC")
         } else {
             (b"CurveZMQMESSAGEC", b"CurveZMQMESSAGES")
-        }
+        };
+        self.message_boxes = Some(MessageBoxes {
+            seal: session_box.with_prefix(ours),
+            open: session_box.with_prefix(theirs),
+        });
+        self.session_box = Some(session_box);
     }
 
     /// Queues one MESSAGE holding `flags` and `len` body bytes written by `fill`. The outer
@@ -710,8 +729,7 @@ impl CurveMechanism {
         out: &mut TxQueue,
     ) {
         let n = self.next_nonce().to_be_bytes();
-        let (prefix, _) = self.message_prefixes();
-        let Some(session_box) = &self.session_box else {
+        let Some(boxes) = &self.message_boxes else {
             return;
         };
         out.push_frame_with(false, MESSAGE_MIN + len, |b| {
@@ -721,7 +739,8 @@ impl CurveMechanism {
             b.put_bytes(0, TAG);
             b.put_u8(flags);
             fill(b);
-            seal_in_place(session_box, &nonce(prefix, &n), b, tag_at);
+            let tag = boxes.seal.seal_in_place(&n, &mut b[tag_at + TAG..]);
+            b[tag_at..tag_at + TAG].copy_from_slice(&tag);
         });
     }
 
@@ -743,12 +762,12 @@ impl CurveMechanism {
             return Err(bad_length("MESSAGE", body.len(), "at least 33 bytes"));
         }
         let n = self.accept_nonce(short_nonce(body, 8))?;
-        let (_, prefix) = self.message_prefixes();
-        let session_box = self
-            .session_box
+        let opener = &self
+            .message_boxes
             .as_ref()
-            .ok_or(curve(CurveError::MessageBox))?;
-        let box_nonce = nonce(prefix, &body[8..16]);
+            .ok_or(curve(CurveError::MessageBox))?
+            .open;
+        let tail: [u8; 8] = body[8..16].try_into().expect("8 bytes");
         let mut tag = [0u8; TAG];
         tag.copy_from_slice(&body[MESSAGE_HEADER..MESSAGE_HEADER + TAG]);
         let sealed_len = body.len() - MESSAGE_HEADER - TAG;
@@ -759,7 +778,7 @@ impl CurveMechanism {
             let mut buf = [0u8; INLINE_CAP + 1];
             let plain = &mut buf[..sealed_len];
             plain.copy_from_slice(&body[MESSAGE_HEADER + TAG..]);
-            if !open_in_place(session_box, &box_nonce, &tag, plain) {
+            if !opener.open_in_place(&tail, plain, &tag) {
                 return Err(curve(CurveError::MessageBox));
             }
             (plain[0], Part::copy_from_slice(&plain[1..]))
@@ -770,7 +789,7 @@ impl CurveMechanism {
                 self.arena = BytesMut::with_capacity(ARENA_SIZE);
             }
             self.arena.extend_from_slice(&body[MESSAGE_HEADER + TAG..]);
-            if !open_in_place(session_box, &box_nonce, &tag, &mut self.arena) {
+            if !opener.open_in_place(&tail, &mut self.arena, &tag) {
                 self.arena.clear();
                 return Err(curve(CurveError::MessageBox));
             }
@@ -786,7 +805,7 @@ impl CurveMechanism {
                 }
                 Err(shared) => BytesMut::from(&shared[MESSAGE_HEADER + TAG..]),
             };
-            if !open_in_place(session_box, &box_nonce, &tag, &mut plain) {
+            if !opener.open_in_place(&tail, &mut plain, &tag) {
                 return Err(curve(CurveError::MessageBox));
             }
             let inner = plain[0];
