@@ -239,8 +239,6 @@ fn xor_one(input: &[u32; 16], ctr: u64, data: &mut [u8]) {
 mod avx2 {
     //! Eight blocks in the eight 32-bit lanes of AVX2 registers, written with intrinsics: the
     //! compiler's own vectorisation of the lane loops spills and shuffles more.
-    use zeroize::Zeroize;
-
     use core::arch::x86_64::{
         __m256i, _mm256_add_epi32, _mm256_loadu_si256, _mm256_or_si256, _mm256_permute2x128_si256,
         _mm256_set1_epi32, _mm256_setr_epi32, _mm256_slli_epi32, _mm256_srli_epi32,
@@ -341,34 +339,56 @@ mod avx2 {
         }
     }
 
-    /// Keystream blocks `ctr` and `ctr + 1`, one in each 128-bit half, in the diagonal layout
-    /// of the SSE2 one-block code: two blocks for the instructions of one.
+    /// Keystream blocks `ctr` and `ctr + 1` as 128 bytes (little-endian words), one block in
+    /// each 128-bit half, in the diagonal layout of the SSE2 one-block code: two blocks for
+    /// the instructions of one. The state goes into diagonals and comes back out in rows with
+    /// `vpblendd`, the same lanes in both halves.
     #[target_feature(enable = "avx2")]
-    pub(super) fn two_blocks(input: &[u32; 16], ctr: u64) -> [[u32; 16]; 2] {
-        use core::arch::x86_64::{_mm256_extract_epi32, _mm256_shuffle_epi32};
-        let mut x = [*input, *input];
-        for (b, st) in x.iter_mut().enumerate() {
-            let c = ctr.wrapping_add(b as u64);
-            st[8] = c as u32;
-            st[9] = (c >> 32) as u32;
-        }
-        let w = |b: usize, i: usize| x[b][i] as i32;
-        let v = |i: [usize; 4]| {
+    pub(super) fn two_blocks(input: &[u32; 16], ctr: u64) -> [u64; 16] {
+        use core::arch::x86_64::{_mm256_blend_epi32, _mm256_shuffle_epi32};
+        let c1 = ctr.wrapping_add(1);
+        let w = |i: usize| input[i] as i32;
+        let row = |i: usize| {
             _mm256_setr_epi32(
-                w(0, i[0]),
-                w(0, i[1]),
-                w(0, i[2]),
-                w(0, i[3]),
-                w(1, i[0]),
-                w(1, i[1]),
-                w(1, i[2]),
-                w(1, i[3]),
+                w(i),
+                w(i + 1),
+                w(i + 2),
+                w(i + 3),
+                w(i),
+                w(i + 1),
+                w(i + 2),
+                w(i + 3),
             )
         };
-        let mut a = v([0, 5, 10, 15]);
-        let mut b = v([4, 9, 14, 3]);
-        let mut c = v([8, 13, 2, 7]);
-        let mut d = v([12, 1, 6, 11]);
+        let rows = [
+            row(0),
+            row(4),
+            _mm256_setr_epi32(
+                ctr as u32 as i32,
+                (ctr >> 32) as u32 as i32,
+                w(10),
+                w(11),
+                c1 as u32 as i32,
+                (c1 >> 32) as u32 as i32,
+                w(10),
+                w(11),
+            ),
+            row(12),
+        ];
+        // Lane j of `v[k]` for lane j: k, k + 1, k + 2, k + 3 (mod 4) from lanes 0, 1, 2, 3.
+        let gather = |v: &[__m256i; 4], k: usize| {
+            let t = _mm256_blend_epi32::<0x22>(v[k % 4], v[(k + 1) % 4]);
+            let t = _mm256_blend_epi32::<0x44>(t, v[(k + 2) % 4]);
+            _mm256_blend_epi32::<0x88>(t, v[(k + 3) % 4])
+        };
+        // Diagonal k holds words (4k, 4k + 5, 4k + 10, 4k + 15) mod 16.
+        let start = [
+            gather(&rows, 0),
+            gather(&rows, 1),
+            gather(&rows, 2),
+            gather(&rows, 3),
+        ];
+        let [mut a, mut b, mut c, mut d] = start;
         macro_rules! st {
             ($t:ident, $p:ident, $q:ident, $r:literal) => {{
                 let s = _mm256_add_epi32($p, $q);
@@ -397,30 +417,28 @@ mod avx2 {
             c = _mm256_shuffle_epi32::<0x4e>(rc);
             b = _mm256_shuffle_epi32::<0x39>(rd);
         }
-        let mut out = [[0u32; 16]; 2];
-        macro_rules! put {
-            ($v:ident, $i:expr) => {
-                let i: [usize; 4] = $i;
-                out[0][i[0]] = _mm256_extract_epi32::<0>($v) as u32;
-                out[0][i[1]] = _mm256_extract_epi32::<1>($v) as u32;
-                out[0][i[2]] = _mm256_extract_epi32::<2>($v) as u32;
-                out[0][i[3]] = _mm256_extract_epi32::<3>($v) as u32;
-                out[1][i[0]] = _mm256_extract_epi32::<4>($v) as u32;
-                out[1][i[1]] = _mm256_extract_epi32::<5>($v) as u32;
-                out[1][i[2]] = _mm256_extract_epi32::<6>($v) as u32;
-                out[1][i[3]] = _mm256_extract_epi32::<7>($v) as u32;
-            };
+        let diag = [
+            _mm256_add_epi32(a, start[0]),
+            _mm256_add_epi32(b, start[1]),
+            _mm256_add_epi32(c, start[2]),
+            _mm256_add_epi32(d, start[3]),
+        ];
+        // Row i, lane j, is in diagonal i - j (mod 4): gathering from k = i, i + 3, i + 2, ...
+        // is gathering from i, i - 1, i - 2, i - 3.
+        let back = [diag[0], diag[3], diag[2], diag[1]];
+        let row_of = |i: usize| gather(&back, (4 - i) % 4);
+        let (r0, r1, r2, r3) = (row_of(0), row_of(1), row_of(2), row_of(3));
+        let mut out = [0u64; 16];
+        let p = out.as_mut_ptr().cast::<__m256i>();
+        #[allow(unsafe_code)]
+        // SAFETY: `out` is 128 writable bytes: four unaligned 32-byte stores at 0, 32, 64 and
+        // 96 bytes. AVX2 is enabled in this function.
+        unsafe {
+            _mm256_storeu_si256(p, _mm256_permute2x128_si256::<0x20>(r0, r1));
+            _mm256_storeu_si256(p.add(1), _mm256_permute2x128_si256::<0x20>(r2, r3));
+            _mm256_storeu_si256(p.add(2), _mm256_permute2x128_si256::<0x31>(r0, r1));
+            _mm256_storeu_si256(p.add(3), _mm256_permute2x128_si256::<0x31>(r2, r3));
         }
-        put!(a, [0, 5, 10, 15]);
-        put!(b, [4, 9, 14, 3]);
-        put!(c, [8, 13, 2, 7]);
-        put!(d, [12, 1, 6, 11]);
-        for (o, i) in out.iter_mut().zip(&x) {
-            for (ow, iw) in o.iter_mut().zip(i) {
-                *ow = ow.wrapping_add(*iw);
-            }
-        }
-        x.zeroize();
         out
     }
 
@@ -488,13 +506,15 @@ pub fn hsalsa20(key: &[u8; 32], n: &[u8; 16]) -> [u8; 32] {
 }
 
 /// The Salsa20 stream of one XSalsa20 nonce, past its first 32 bytes (the Poly1305 key).
+/// Kept in words, not bytes: wiping it is one volatile store per word.
 #[derive(Zeroize, ZeroizeOnDrop)]
 pub(crate) struct Stream {
     input: [u32; 16],
-    /// Bytes 32..64 of block 0.
-    first: [u8; 32],
-    /// Block 1, when it was made with block 0 (a box of at most 96 bytes, on AVX2).
-    second: Option<[u8; 64]>,
+    /// Keystream from byte 32 on, as little-endian words: the rest of block 0, and block 1
+    /// when it was made with block 0 (a box of at most 96 bytes, on AVX2).
+    head: [u64; 12],
+    /// How many bytes of `head` hold keystream: 32 or 96.
+    head_len: usize,
 }
 
 impl Stream {
@@ -509,39 +529,42 @@ impl Stream {
         ];
         let input = input(&key, n);
         key.zeroize();
-        let mut second = None;
+        let mut ks = [0u64; 16];
+        let mut head_len = 32;
         #[cfg(target_arch = "x86_64")]
-        let mut b0 = if len > 32 && len <= 96 && std::is_x86_feature_detected!("avx2") {
+        let two = len > 32 && len <= 96 && std::is_x86_feature_detected!("avx2");
+        #[cfg(not(target_arch = "x86_64"))]
+        let two = {
+            let _ = len;
+            false
+        };
+        if two {
+            #[cfg(target_arch = "x86_64")]
             #[allow(unsafe_code)]
             // SAFETY: `avx2::two_blocks` only needs AVX2, which was just detected.
-            let [b0, mut b1] = unsafe { avx2::two_blocks(&input, 0) };
-            let mut t = [0u8; 64];
-            for (b, w) in t.chunks_exact_mut(4).zip(b1) {
-                b.copy_from_slice(&w.to_le_bytes());
+            {
+                ks = unsafe { avx2::two_blocks(&input, 0) };
             }
-            b1.zeroize();
-            second = Some(t);
-            b0
+            head_len = 96;
         } else {
-            block(&input, 0)
-        };
-        #[cfg(not(target_arch = "x86_64"))]
-        let mut b0 = {
-            let _ = len;
-            block(&input, 0)
-        };
-        let mut poly_key = [0u8; 32];
-        let mut first = [0u8; 32];
-        for w in 0..8 {
-            poly_key[w * 4..w * 4 + 4].copy_from_slice(&b0[w].to_le_bytes());
-            first[w * 4..w * 4 + 4].copy_from_slice(&b0[w + 8].to_le_bytes());
+            let mut b0 = block(&input, 0);
+            for (k, w) in ks.iter_mut().zip(b0.chunks_exact(2)) {
+                *k = u64::from(w[0]) | u64::from(w[1]) << 32;
+            }
+            b0.zeroize();
         }
-        b0.zeroize();
+        let mut poly_key = [0u8; 32];
+        for (b, k) in poly_key.chunks_exact_mut(8).zip(&ks) {
+            b.copy_from_slice(&k.to_le_bytes());
+        }
+        let mut head = [0u64; 12];
+        head.copy_from_slice(&ks[4..]);
+        ks.zeroize();
         (
             Stream {
                 input,
-                first,
-                second,
+                head,
+                head_len,
             },
             poly_key,
         )
@@ -549,18 +572,23 @@ impl Stream {
 
     /// XORs `data` with the stream.
     pub(crate) fn xor(&self, data: &mut [u8]) {
-        let head = data.len().min(32);
-        for (d, k) in data[..head].iter_mut().zip(&self.first) {
-            *d ^= k;
+        let n = data.len().min(self.head_len);
+        let (head, rest) = data.split_at_mut(n);
+        let mut words = head.chunks_exact_mut(8);
+        for (d, k) in (&mut words).zip(&self.head) {
+            let x = u64::from_le_bytes((&*d).try_into().expect("8 bytes")) ^ k;
+            d.copy_from_slice(&x.to_le_bytes());
         }
-        match &self.second {
-            Some(t) if data.len() <= 96 => {
-                for (d, k) in data.iter_mut().skip(32).zip(t) {
-                    *d ^= k;
-                }
+        let tail = words.into_remainder();
+        if !tail.is_empty() {
+            let k = self.head[n / 8].to_le_bytes();
+            for (d, k) in tail.iter_mut().zip(k) {
+                *d ^= k;
             }
-            _ if data.len() > 32 => xor_blocks(&self.input, 1, &mut data[32..]),
-            _ => {}
+        }
+        if !rest.is_empty() {
+            // The stream goes on with the block after those in `head`.
+            xor_blocks(&self.input, (32 + self.head_len as u64) / 64, rest);
         }
     }
 }
@@ -591,10 +619,13 @@ mod tests {
             #[allow(unsafe_code)]
             // SAFETY: AVX2 was just detected.
             let two = unsafe { avx2::two_blocks(&input, ctr) };
-            assert_eq!(
-                two,
-                [block(&input, ctr), block(&input, ctr.wrapping_add(1))]
-            );
+            let one_at_a_time: Vec<u32> =
+                [block(&input, ctr), block(&input, ctr.wrapping_add(1))].concat();
+            let words: Vec<u32> = two
+                .iter()
+                .flat_map(|k| [*k as u32, (k >> 32) as u32])
+                .collect();
+            assert_eq!(words, one_at_a_time, "counter {ctr}");
         }
     }
 
