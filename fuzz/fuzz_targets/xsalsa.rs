@@ -2,7 +2,8 @@
 //!
 //! Input: a 32-byte key, a 24-byte nonce, then the message (any length).
 //!
-//! Invariants: the same tag and ciphertext as `XSalsa20Poly1305`; the box opens back to the
+//! Invariants: the same tag and ciphertext as `XSalsa20Poly1305`, from `SecretBox` with the
+//! whole nonce and from `PrefixBox` bound to its first 16 bytes; the box opens back to the
 //! message; a box with one bit flipped (chosen by the input) does not open and is left as it
 //! was.
 #![no_main]
@@ -29,6 +30,11 @@ fuzz_target!(|data: &[u8]| {
     let tag = ours.seal_in_place(&nonce, &mut sealed);
     assert_eq!(&tag[..], their_tag.as_slice());
     assert_eq!(sealed, theirs);
+    let prefixed = ours.with_prefix(nonce[..16].try_into().unwrap());
+    let tail: [u8; 8] = nonce[16..].try_into().unwrap();
+    let mut sealed_too = msg.to_vec();
+    assert_eq!(prefixed.seal_in_place(&tail, &mut sealed_too), tag);
+    assert_eq!(sealed_too, theirs);
 
     if !sealed.is_empty() {
         let bit = usize::from(key[0]) * 256 + usize::from(key[1]);
