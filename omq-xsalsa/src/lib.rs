@@ -127,7 +127,7 @@ impl PrefixBox {
 fn seal(sub: [u32; 8], tail: [u8; 8], data: &mut [u8]) -> [u8; TAG_LEN] {
     let (stream, mut poly_key) = salsa::Stream::new(sub, tail, data.len());
     stream.xor(data);
-    let tag = poly1305(&poly_key, data);
+    let tag = poly1305::poly1305_words(&poly_key, data);
     poly_key.zeroize();
     tag
 }
@@ -136,7 +136,7 @@ fn seal(sub: [u32; 8], tail: [u8; 8], data: &mut [u8]) -> [u8; TAG_LEN] {
 /// as it was when the tag does not match.
 fn open(sub: [u32; 8], tail: [u8; 8], data: &mut [u8], tag: &[u8]) -> bool {
     let (stream, mut poly_key) = salsa::Stream::new(sub, tail, data.len());
-    let expected = poly1305(&poly_key, data);
+    let expected = poly1305::poly1305_words(&poly_key, data);
     poly_key.zeroize();
     if tag.len() != TAG_LEN || !tags_equal(&expected, tag) {
         return false;

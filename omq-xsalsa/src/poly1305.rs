@@ -15,8 +15,18 @@ fn le64(b: &[u8]) -> u64 {
 
 /// The Poly1305 tag of `msg` under the one-time `key` (r, then s).
 pub fn poly1305(key: &[u8; 32], msg: &[u8]) -> [u8; 16] {
-    let t0 = le64(&key[0..]);
-    let t1 = le64(&key[8..]);
+    let mut words = [0u64; 4];
+    for (w, b) in words.iter_mut().zip(key.chunks_exact(8)) {
+        *w = le64(b);
+    }
+    let tag = poly1305_words(&words, msg);
+    words.zeroize();
+    tag
+}
+
+/// [`poly1305`] with the key as four little-endian words (how the keystream holds it).
+pub(crate) fn poly1305_words(key: &[u64; 4], msg: &[u8]) -> [u8; 16] {
+    let [t0, t1, key_s0, key_s1] = *key;
     // r, clamped, in limbs.
     let r0 = t0 & 0xffc_0fff_ffff;
     let r1 = ((t0 >> 44) | (t1 << 20)) & 0xfff_ffc0_ffff;
@@ -112,8 +122,7 @@ pub fn poly1305(key: &[u8; 32], msg: &[u8]) -> [u8; 16] {
     h2 = (h2 & keep) | g2;
 
     // h + s mod 2^128.
-    let s0 = le64(&key[16..]);
-    let s1 = le64(&key[24..]);
+    let (s0, s1) = (key_s0, key_s1);
     h0 += s0 & M44;
     c = h0 >> 44;
     h0 &= M44;

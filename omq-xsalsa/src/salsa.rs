@@ -561,9 +561,10 @@ pub(crate) struct Stream {
 }
 
 impl Stream {
-    /// The stream of subkey `key` and the last 8 nonce bytes; and the Poly1305 key.
+    /// The stream of subkey `key` and the last 8 nonce bytes; and the Poly1305 key (the
+    /// stream's first 32 bytes, as little-endian words).
     /// `len` is the length of the data the stream will cover.
-    pub(crate) fn new(mut key: [u32; 8], n8: [u8; 8], len: usize) -> (Stream, [u8; 32]) {
+    pub(crate) fn new(mut key: [u32; 8], n8: [u8; 8], len: usize) -> (Stream, [u64; 4]) {
         let n = [
             u32::from_le_bytes(n8[..4].try_into().expect("4 bytes")),
             u32::from_le_bytes(n8[4..].try_into().expect("4 bytes")),
@@ -603,10 +604,8 @@ impl Stream {
             }
             b0.zeroize();
         }
-        let mut poly_key = [0u8; 32];
-        for (b, k) in poly_key.chunks_exact_mut(8).zip(&ks) {
-            b.copy_from_slice(&k.to_le_bytes());
-        }
+        let mut poly_key = [0u64; 4];
+        poly_key.copy_from_slice(&ks[..4]);
         let mut head = [0u64; 12];
         head.copy_from_slice(&ks[4..]);
         ks.zeroize();
