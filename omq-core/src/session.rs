@@ -21,7 +21,7 @@ use crate::error::{LimitError, ProtocolError, SessionError, Timeout, UsageError}
 use crate::mechanism::{
     AuthReply, AuthRequest, Entropy, LocalProperties, Mechanism, MechanismConfig, NullMechanism,
 };
-use crate::message::{Message, Part};
+use crate::message::{Message, Part, SLICE_MIN};
 use crate::socket_type::SocketType;
 use crate::wire::command::{Command, MAX_PING_CONTEXT};
 use crate::wire::frame::{Frame, FrameDecoder};
@@ -373,10 +373,21 @@ impl Session {
         }
         let max_events = self.config.max_events.unwrap_or(usize::MAX);
         while self.events.len() < max_events {
-            let Some(frame) = self.decoder.decode(buf)? else {
-                break;
+            // A large frame under CURVE is opened where it lies in the read buffer.
+            let owned = if self.phase == Phase::Ready && self.mechanism.opens_in_place() {
+                self.decoder.decode_owned(buf, SLICE_MIN)?
+            } else {
+                None
             };
-            self.handle_frame(frame, now)?;
+            if let Some((flags, body)) = owned {
+                let frame = self.mechanism.decode_owned_frame(flags, body)?;
+                self.handle_traffic(frame, now)?;
+            } else {
+                let Some(frame) = self.decoder.decode(buf)? else {
+                    break;
+                };
+                self.handle_frame(frame, now)?;
+            }
             if self.phase == Phase::Failed {
                 break;
             }
@@ -475,26 +486,31 @@ impl Session {
             }
             Phase::Ready => {
                 let frame = self.mechanism.decode_frame(frame)?;
-                // Any traffic proves the peer alive.
-                self.timers.heartbeat_timeout = None;
-                self.timers.peer_ttl = None;
-                if frame.is_command() {
-                    self.handle_traffic_command(&frame.body.to_bytes(), now)
-                } else {
-                    let more = frame.more();
-                    match &mut self.codec {
-                        None => self.handle_part(frame.body, more),
-                        Some(codec) => {
-                            match codec.decode_part(frame.body, more, self.config.max_msg_size)? {
-                                Decoded::Part(body) => self.handle_part(body, more),
-                                // The peer's dictionary is installed; nothing to deliver.
-                                Decoded::Dictionary => Ok(()),
-                            }
-                        }
+                self.handle_traffic(frame, now)
+            }
+            Phase::Greeting | Phase::Failed => Ok(()),
+        }
+    }
+
+    /// A traffic frame, once the mechanism has opened it.
+    fn handle_traffic(&mut self, frame: Frame, now: Instant) -> Result<(), SessionError> {
+        // Any traffic proves the peer alive.
+        self.timers.heartbeat_timeout = None;
+        self.timers.peer_ttl = None;
+        if frame.is_command() {
+            self.handle_traffic_command(&frame.body.to_bytes(), now)
+        } else {
+            let more = frame.more();
+            match &mut self.codec {
+                None => self.handle_part(frame.body, more),
+                Some(codec) => {
+                    match codec.decode_part(frame.body, more, self.config.max_msg_size)? {
+                        Decoded::Part(body) => self.handle_part(body, more),
+                        // The peer's dictionary is installed; nothing to deliver.
+                        Decoded::Dictionary => Ok(()),
                     }
                 }
             }
-            Phase::Greeting | Phase::Failed => Ok(()),
         }
     }
 

@@ -753,8 +753,9 @@ impl CurveMechanism {
         self.seal_message(BOX_COMMAND, cmd.encoded_len(), |b| cmd.encode(b), out);
     }
 
-    pub(super) fn decode_frame(&mut self, frame: Frame) -> Result<Frame, SessionError> {
-        let body = &frame.body[..];
+    /// Checks a MESSAGE's name, length and short nonce (which must increase); gives the
+    /// nonce, its 8 bytes, and the box's tag.
+    fn message_header(&self, body: &[u8]) -> Result<(u64, [u8; 8], [u8; TAG]), SessionError> {
         if body.len() < 8 || &body[..8] != b"\x07MESSAGE" {
             return Err(curve(CurveError::NotAMessage));
         }
@@ -762,18 +763,77 @@ impl CurveMechanism {
             return Err(bad_length("MESSAGE", body.len(), "at least 33 bytes"));
         }
         let n = self.accept_nonce(short_nonce(body, 8))?;
+        let tail: [u8; 8] = body[8..16].try_into().expect("8 bytes");
+        let mut tag = [0u8; TAG];
+        tag.copy_from_slice(&body[MESSAGE_HEADER..MESSAGE_HEADER + TAG]);
+        Ok((n, tail, tag))
+    }
+
+    /// The box for the peer's MESSAGEs, once the session has started.
+    fn opener(&self) -> Result<&PrefixBox, SessionError> {
+        Ok(&self
+            .message_boxes
+            .as_ref()
+            .ok_or(curve(CurveError::MessageBox))?
+            .open)
+    }
+
+    /// Opens a MESSAGE body that nothing else holds, where it lies: no copy, no allocation.
+    fn open_owned(
+        &self,
+        tail: &[u8; 8],
+        tag: &[u8; TAG],
+        mut own: BytesMut,
+    ) -> Result<(u8, Part), SessionError> {
+        own.advance(MESSAGE_HEADER + TAG);
+        if !self.opener()?.open_in_place(tail, &mut own, tag) {
+            return Err(curve(CurveError::MessageBox));
+        }
+        let inner = own[0];
+        own.advance(1);
+        Ok((inner, Part::from(own.freeze())))
+    }
+
+    /// The frame an opened MESSAGE carried: the nonce is now the last one accepted, and the
+    /// inner flags become the frame's.
+    fn opened(&mut self, n: u64, inner: u8, body: Part) -> Result<Frame, SessionError> {
+        self.recv_nonce = n;
+        let mut flags = 0;
+        if inner & BOX_MORE != 0 {
+            flags |= FLAG_MORE;
+        }
+        if inner & BOX_COMMAND != 0 {
+            flags |= FLAG_COMMAND;
+        }
+        if flags == FLAG_MORE | FLAG_COMMAND {
+            return Err(ProtocolError::CommandWithMore.into());
+        }
+        Ok(Frame { flags, body })
+    }
+
+    /// Opens a MESSAGE handed over as the read buffer's own bytes (see
+    /// [`super::Mechanism::decode_owned_frame`]): decrypted in place, the plaintext a slice of
+    /// the read buffer, as a large message without CURVE is.
+    pub(super) fn decode_owned_frame(&mut self, body: BytesMut) -> Result<Frame, SessionError> {
+        let (n, tail, tag) = self.message_header(&body)?;
+        let (inner, part) = self.open_owned(&tail, &tag, body)?;
+        self.opened(n, inner, part)
+    }
+
+    pub(super) fn decode_frame(&mut self, frame: Frame) -> Result<Frame, SessionError> {
+        let (n, tail, tag) = self.message_header(&frame.body)?;
+        let body = &frame.body[..];
+        // The field itself, not `opener()`: the arena below is borrowed beside it.
         let opener = &self
             .message_boxes
             .as_ref()
             .ok_or(curve(CurveError::MessageBox))?
             .open;
-        let tail: [u8; 8] = body[8..16].try_into().expect("8 bytes");
-        let mut tag = [0u8; TAG];
-        tag.copy_from_slice(&body[MESSAGE_HEADER..MESSAGE_HEADER + TAG]);
         let sealed_len = body.len() - MESSAGE_HEADER - TAG;
         // The box is opened where its plaintext will live, so it is copied at most once:
         // small bodies on the stack and then inline in the part, mid-sized ones into the
-        // arena, large ones in place when this frame is the only holder of its buffer.
+        // arena, large ones in place when this frame is the only holder of its buffer (as
+        // `decode_owned_frame` hands them over).
         let (inner, body) = if sealed_len <= INLINE_CAP + 1 {
             let mut buf = [0u8; INLINE_CAP + 1];
             let plain = &mut buf[..sealed_len];
@@ -798,32 +858,13 @@ impl CurveMechanism {
             plain.advance(1);
             (inner, Part::from(plain))
         } else {
-            let mut plain = match frame.body.into_bytes().try_into_mut() {
-                Ok(mut own) => {
-                    own.advance(MESSAGE_HEADER + TAG);
-                    own
-                }
-                Err(shared) => BytesMut::from(&shared[MESSAGE_HEADER + TAG..]),
+            let own = match frame.body.into_bytes().try_into_mut() {
+                Ok(own) => own,
+                Err(shared) => BytesMut::from(&shared[..]),
             };
-            if !opener.open_in_place(&tail, &mut plain, &tag) {
-                return Err(curve(CurveError::MessageBox));
-            }
-            let inner = plain[0];
-            plain.advance(1);
-            (inner, Part::from(plain.freeze()))
+            self.open_owned(&tail, &tag, own)?
         };
-        self.recv_nonce = n;
-        let mut flags = 0;
-        if inner & BOX_MORE != 0 {
-            flags |= FLAG_MORE;
-        }
-        if inner & BOX_COMMAND != 0 {
-            flags |= FLAG_COMMAND;
-        }
-        if flags == FLAG_MORE | FLAG_COMMAND {
-            return Err(ProtocolError::CommandWithMore.into());
-        }
-        Ok(Frame { flags, body })
+        self.opened(n, inner, body)
     }
 }
 

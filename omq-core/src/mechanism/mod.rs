@@ -34,6 +34,7 @@ pub use plain::{PlainConfig, PlainMechanism};
 pub use rand_core;
 
 use crate::error::{ConfigError, ProtocolError, SessionError};
+use crate::message::Part;
 use crate::session::SessionConfig;
 use crate::socket_type::SocketType;
 use crate::wire::command::Command;
@@ -275,6 +276,26 @@ impl Mechanism {
         match self {
             Mechanism::Null(_) | Mechanism::Plain(_) => Ok(frame),
             Mechanism::Curve(m) => m.decode_frame(frame),
+        }
+    }
+
+    /// Whether large traffic frames should come as the read buffer's own bytes
+    /// ([`Mechanism::decode_owned_frame`]): CURVE then opens them where they lie instead of
+    /// in a copy.
+    #[inline]
+    pub fn opens_in_place(&self) -> bool {
+        matches!(self, Mechanism::Curve(_))
+    }
+
+    /// Opens one incoming traffic frame given as bytes nothing else holds (a range split off
+    /// the read buffer): what [`Mechanism::decode_frame`] does, without copying the body.
+    pub fn decode_owned_frame(&mut self, flags: u8, body: BytesMut) -> Result<Frame, SessionError> {
+        match self {
+            Mechanism::Null(_) | Mechanism::Plain(_) => Ok(Frame {
+                flags,
+                body: Part::from(body.freeze()),
+            }),
+            Mechanism::Curve(m) => m.decode_owned_frame(body),
         }
     }
 }

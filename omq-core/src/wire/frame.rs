@@ -141,6 +141,37 @@ impl FrameDecoder {
         }))
     }
 
+    /// Takes the next frame off the front of `buf` as the read buffer's own bytes (a range
+    /// split off it, which nothing else can write), for a mechanism that opens it where it
+    /// lies; only a complete frame of at least `min` body bytes, under the same limits as
+    /// [`FrameDecoder::decode`]. `Ok(None)`: the next frame is incomplete or shorter, and
+    /// `buf` is untouched.
+    pub fn decode_owned(
+        &mut self,
+        buf: &mut BytesMut,
+        min: usize,
+    ) -> Result<Option<(u8, BytesMut)>, SessionError> {
+        let Some((flags, hlen, size)) = peek_header(buf) else {
+            return Ok(None);
+        };
+        if size < min as u64 {
+            return Ok(None);
+        }
+        self.check_size(flags, size)?;
+        let size = usize::try_from(size).map_err(|_| LimitError::MessageTooLarge {
+            size,
+            max: usize::MAX as u64,
+        })?;
+        if buf.len() - hlen < size {
+            return Ok(None);
+        }
+        buf.advance(hlen);
+        Ok(Some((
+            flags & (FLAG_MORE | FLAG_COMMAND),
+            buf.split_to(size),
+        )))
+    }
+
     fn check_size(&self, flags: u8, size: u64) -> Result<(), SessionError> {
         if flags & FLAG_COMMAND != 0 && flags & FLAG_MORE != 0 {
             return Err(ProtocolError::CommandWithMore.into());
