@@ -4,8 +4,8 @@
 //!
 //! - `omq`: omq's CURVE message codec as a session runs it, after a real handshake between a
 //!   client and a server [`Mechanism`]: `encode_frame` into the transmit queue, the chunk
-//!   copied into a read buffer (what the socket's read would do), `FrameDecoder::decode`, then
-//!   `decode_frame` (nonce check, open, flags).
+//!   copied into a read buffer (what the socket's read would do), `FrameDecoder::decode_owned`, then
+//!   `decode_owned_frame` (nonce check, open, flags), as a CURVE session does.
 //! - `libsodium`: the anchor, libsodium's `crypto_box_easy_afternm` then
 //!   `crypto_box_open_easy_afternm` with a precomputed key (`crypto_box_beforenm`), a 24-byte
 //!   nonce built per message as CurveZMQ builds it. libsodium is linked into this benchmark
@@ -119,8 +119,9 @@ pub fn omq(size: usize, count: usize) -> f64 {
         while let Some(chunk) = q.poll_transmit() {
             rb.extend_from_slice(&chunk);
         }
-        while let Some(f) = d.decode(&mut rb).expect("frame") {
-            let m = s.decode_frame(f).expect("opens");
+        // As a session takes CURVE traffic: each frame as the read buffer's own bytes.
+        while let Some((flags, body)) = d.decode_owned(&mut rb).expect("frame") {
+            let m = s.decode_owned_frame(flags, body).expect("opens");
             got += m.body.len();
         }
     }

@@ -21,7 +21,7 @@ use crate::error::{LimitError, ProtocolError, SessionError, Timeout, UsageError}
 use crate::mechanism::{
     AuthReply, AuthRequest, Entropy, LocalProperties, Mechanism, MechanismConfig, NullMechanism,
 };
-use crate::message::{Message, Part, SLICE_MIN};
+use crate::message::{Message, Part};
 use crate::socket_type::SocketType;
 use crate::wire::command::{Command, MAX_PING_CONTEXT};
 use crate::wire::frame::{Frame, FrameDecoder};
@@ -373,13 +373,12 @@ impl Session {
         }
         let max_events = self.config.max_events.unwrap_or(usize::MAX);
         while self.events.len() < max_events {
-            // A large frame under CURVE is opened where it lies in the read buffer.
-            let owned = if self.phase == Phase::Ready && self.mechanism.opens_in_place() {
-                self.decoder.decode_owned(buf, SLICE_MIN)?
-            } else {
-                None
-            };
-            if let Some((flags, body)) = owned {
+            if self.phase == Phase::Ready && self.mechanism.opens_in_place() {
+                // CURVE takes each frame as the read buffer's own bytes: a large one is opened
+                // where it lies, a short one copied once, to where its plaintext will live.
+                let Some((flags, body)) = self.decoder.decode_owned(buf)? else {
+                    break;
+                };
                 let frame = self.mechanism.decode_owned_frame(flags, body)?;
                 self.handle_traffic(frame, now)?;
             } else {

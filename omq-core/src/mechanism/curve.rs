@@ -59,7 +59,7 @@ use super::{
     peer_error, push_command, refuse, unexpected, AuthReply, AuthRequest, LocalProperties,
 };
 use crate::error::{CurveError, ProtocolError, SessionError};
-use crate::message::{Part, ARENA_PART_MAX, ARENA_SIZE, INLINE_CAP};
+use crate::message::{Part, ARENA_PART_MAX, ARENA_SIZE, INLINE_CAP, SLICE_MIN};
 use crate::wire::command::Command;
 use crate::wire::frame::{Frame, FLAG_COMMAND, FLAG_MORE};
 use crate::wire::greeting::MechanismName;
@@ -812,59 +812,81 @@ impl CurveMechanism {
     }
 
     /// Opens a MESSAGE handed over as the read buffer's own bytes (see
-    /// [`super::Mechanism::decode_owned_frame`]): decrypted in place, the plaintext a slice of
-    /// the read buffer, as a large message without CURVE is.
-    pub(super) fn decode_owned_frame(&mut self, body: BytesMut) -> Result<Frame, SessionError> {
-        let (n, tail, tag) = self.message_header(&body)?;
-        let (inner, part) = self.open_owned(&tail, &tag, body)?;
-        self.opened(n, inner, part)
+    /// [`super::Mechanism::decode_owned_frame`]). From [`SLICE_MIN`] bytes it is decrypted in
+    /// place, the plaintext a slice of the read buffer as a large message without CURVE is;
+    /// shorter ones go where [`CurveMechanism::open_copy`] puts them, copied once.
+    pub(super) fn decode_owned_frame(&mut self, own: BytesMut) -> Result<Frame, SessionError> {
+        let (n, tail, tag) = self.message_header(&own)?;
+        let (inner, body) = if own.len() >= SLICE_MIN {
+            self.open_owned(&tail, &tag, own)?
+        } else {
+            self.open_copy(&tail, &tag, &own[MESSAGE_HEADER + TAG..])?
+        };
+        self.opened(n, inner, body)
     }
 
     pub(super) fn decode_frame(&mut self, frame: Frame) -> Result<Frame, SessionError> {
         let (n, tail, tag) = self.message_header(&frame.body)?;
-        let body = &frame.body[..];
-        // The field itself, not `opener()`: the arena below is borrowed beside it.
+        let sealed_len = frame.body.len() - MESSAGE_HEADER - TAG;
+        let (inner, body) = if sealed_len > ARENA_PART_MAX + 1 {
+            // In place when this frame is the only holder of its buffer.
+            match frame.body.into_bytes().try_into_mut() {
+                Ok(own) => self.open_owned(&tail, &tag, own)?,
+                Err(shared) => self.open_copy(&tail, &tag, &shared[MESSAGE_HEADER + TAG..])?,
+            }
+        } else {
+            self.open_copy(&tail, &tag, &frame.body[MESSAGE_HEADER + TAG..])?
+        };
+        self.opened(n, inner, body)
+    }
+
+    /// Opens the box `sealed` where its plaintext will live, so it is copied once: up to
+    /// [`INLINE_CAP`] bytes on the stack and then inline in the part, up to
+    /// [`ARENA_PART_MAX`] into the arena (one allocation per [`ARENA_SIZE`] bytes), larger
+    /// ones into an allocation of their own. Gives the inner flags byte and the plaintext.
+    fn open_copy(
+        &mut self,
+        tail: &[u8; 8],
+        tag: &[u8; TAG],
+        sealed: &[u8],
+    ) -> Result<(u8, Part), SessionError> {
+        // The field itself, not `opener()`: the arena is borrowed beside it.
         let opener = &self
             .message_boxes
             .as_ref()
             .ok_or(curve(CurveError::MessageBox))?
             .open;
-        let sealed_len = body.len() - MESSAGE_HEADER - TAG;
-        // The box is opened where its plaintext will live, so it is copied at most once:
-        // small bodies on the stack and then inline in the part, mid-sized ones into the
-        // arena, large ones in place when this frame is the only holder of its buffer (as
-        // `decode_owned_frame` hands them over).
-        let (inner, body) = if sealed_len <= INLINE_CAP + 1 {
+        if sealed.len() <= INLINE_CAP + 1 {
             let mut buf = [0u8; INLINE_CAP + 1];
-            let plain = &mut buf[..sealed_len];
-            plain.copy_from_slice(&body[MESSAGE_HEADER + TAG..]);
-            if !opener.open_in_place(&tail, plain, &tag) {
+            let plain = &mut buf[..sealed.len()];
+            plain.copy_from_slice(sealed);
+            if !opener.open_in_place(tail, plain, tag) {
                 return Err(curve(CurveError::MessageBox));
             }
-            (plain[0], Part::copy_from_slice(&plain[1..]))
-        } else if sealed_len <= ARENA_PART_MAX + 1 {
+            return Ok((plain[0], Part::copy_from_slice(&plain[1..])));
+        }
+        let mut plain = if sealed.len() <= ARENA_PART_MAX + 1 {
             // The arena is empty between calls: each body is split off the front of its
             // spare capacity.
-            if self.arena.capacity() < sealed_len {
+            if self.arena.capacity() < sealed.len() {
                 self.arena = BytesMut::with_capacity(ARENA_SIZE);
             }
-            self.arena.extend_from_slice(&body[MESSAGE_HEADER + TAG..]);
-            if !opener.open_in_place(&tail, &mut self.arena, &tag) {
+            self.arena.extend_from_slice(sealed);
+            if !opener.open_in_place(tail, &mut self.arena, tag) {
                 self.arena.clear();
                 return Err(curve(CurveError::MessageBox));
             }
-            let mut plain = self.arena.split().freeze();
-            let inner = plain[0];
-            plain.advance(1);
-            (inner, Part::from(plain))
+            self.arena.split()
         } else {
-            let own = match frame.body.into_bytes().try_into_mut() {
-                Ok(own) => own,
-                Err(shared) => BytesMut::from(&shared[..]),
-            };
-            self.open_owned(&tail, &tag, own)?
+            let mut own = BytesMut::from(sealed);
+            if !opener.open_in_place(tail, &mut own, tag) {
+                return Err(curve(CurveError::MessageBox));
+            }
+            own
         };
-        self.opened(n, inner, body)
+        let inner = plain[0];
+        plain.advance(1);
+        Ok((inner, Part::from(plain.freeze())))
     }
 }
 

@@ -279,21 +279,28 @@ impl Mechanism {
         }
     }
 
-    /// Whether large traffic frames should come as the read buffer's own bytes
-    /// ([`Mechanism::decode_owned_frame`]): CURVE then opens them where they lie instead of
-    /// in a copy.
+    /// Whether traffic frames should come as the read buffer's own bytes
+    /// ([`FrameDecoder::decode_owned`](crate::wire::frame::FrameDecoder::decode_owned), then
+    /// [`Mechanism::decode_owned_frame`]): CURVE opens a large one where it lies and copies a
+    /// short one once, where the frame decoder would copy it first.
     #[inline]
     pub fn opens_in_place(&self) -> bool {
         matches!(self, Mechanism::Curve(_))
     }
 
     /// Opens one incoming traffic frame given as bytes nothing else holds (a range split off
-    /// the read buffer): what [`Mechanism::decode_frame`] does, without copying the body.
+    /// the read buffer): what [`Mechanism::decode_frame`] does, without the frame decoder's
+    /// copy. NULL and PLAIN keep the frame decoder's rule: a slice of the buffer from
+    /// [`SLICE_MIN`](crate::message::SLICE_MIN) bytes, a copy below.
     pub fn decode_owned_frame(&mut self, flags: u8, body: BytesMut) -> Result<Frame, SessionError> {
         match self {
             Mechanism::Null(_) | Mechanism::Plain(_) => Ok(Frame {
                 flags,
-                body: Part::from(body.freeze()),
+                body: if body.len() >= crate::message::SLICE_MIN {
+                    Part::from(body.freeze())
+                } else {
+                    Part::copy_from_slice(&body)
+                },
             }),
             Mechanism::Curve(m) => m.decode_owned_frame(body),
         }

@@ -141,22 +141,17 @@ impl FrameDecoder {
         }))
     }
 
-    /// Takes the next frame off the front of `buf` as the read buffer's own bytes (a range
-    /// split off it, which nothing else can write), for a mechanism that opens it where it
-    /// lies; only a complete frame of at least `min` body bytes, under the same limits as
-    /// [`FrameDecoder::decode`]. `Ok(None)`: the next frame is incomplete or shorter, and
-    /// `buf` is untouched.
+    /// Takes the next complete frame off the front of `buf` as the read buffer's own bytes
+    /// (a range split off it, which nothing else can write), for a mechanism that opens it
+    /// where it lies or copies it once to where it will live; under the same limits as
+    /// [`FrameDecoder::decode`], which would first copy a short body itself.
     pub fn decode_owned(
         &mut self,
         buf: &mut BytesMut,
-        min: usize,
     ) -> Result<Option<(u8, BytesMut)>, SessionError> {
         let Some((flags, hlen, size)) = peek_header(buf) else {
             return Ok(None);
         };
-        if size < min as u64 {
-            return Ok(None);
-        }
         self.check_size(flags, size)?;
         let size = usize::try_from(size).map_err(|_| LimitError::MessageTooLarge {
             size,
