@@ -428,3 +428,54 @@ fn oversized_frames_and_endless_parts_are_refused() {
     // Nothing half-delivered.
     assert_eq!(s.events(), vec![SessionEvent::HandshakeSucceeded]);
 }
+
+/// Without CURVE a session takes frames through the frame decoder, which cuts short bodies
+/// one after another from one arena (a read buffer is never pinned by a small part, and a
+/// part costs no allocation of its own). Three 100-byte messages in one read sit back to back.
+#[test]
+fn short_parts_without_curve_share_one_arena() {
+    let mut p = Pair::new(cfg(SocketType::Push), cfg(SocketType::Pull));
+    p.drive();
+    assert!(p.a.session.is_ready() && p.b.session.is_ready());
+    while p.b.session.poll_event().is_some() {}
+    for i in 0..3u8 {
+        p.a.session
+            .send_message(&Message::from(vec![i; 100]))
+            .unwrap();
+    }
+    let mut wire = BytesMut::new();
+    while let Some(b) = p.a.session.poll_transmit() {
+        wire.extend_from_slice(&b);
+    }
+    p.b.session.handle_input(&mut wire, p.now).unwrap();
+    let mut at = Vec::new();
+    while let Some(e) = p.b.session.poll_event() {
+        if let SessionEvent::Message(m) = e {
+            at.push(m.parts()[0].shared().map(|b| b.as_ptr() as usize));
+        }
+    }
+    assert_eq!(at.len(), 3);
+    let at: Vec<usize> = at.into_iter().map(|a| a.expect("a shared part")).collect();
+    assert_eq!(at[1], at[0] + 100, "parts of one arena sit back to back");
+    assert_eq!(at[2], at[1] + 100, "parts of one arena sit back to back");
+}
+
+/// `Mechanism::decode_owned_frame` under NULL keeps the frame decoder's rule for what a part
+/// may hold on to: a slice of the given bytes from SLICE_MIN up, a copy below.
+#[test]
+fn null_owned_frames_follow_the_frame_decoders_rule() {
+    use omq_core::mechanism::Mechanism;
+    let mut m = Mechanism::new(&cfg(SocketType::Pull), None).unwrap();
+    assert!(
+        !m.opens_in_place(),
+        "only CURVE takes frames as the buffer's own bytes"
+    );
+    for (len, sliced) in [(100, false), (8 * 1024 - 1, false), (8 * 1024, true)] {
+        let body = BytesMut::from(&vec![7u8; len][..]);
+        let at = body.as_ptr() as usize;
+        let f = m.decode_owned_frame(0, body).unwrap();
+        assert_eq!(f.body.len(), len);
+        let same = f.body.shared().map(|b| b.as_ptr() as usize) == Some(at);
+        assert_eq!(same, sliced, "{len} bytes");
+    }
+}

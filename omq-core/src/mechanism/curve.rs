@@ -797,16 +797,17 @@ impl CurveMechanism {
     /// The frame an opened MESSAGE carried: the nonce is now the last one accepted, and the
     /// inner flags become the frame's.
     fn opened(&mut self, n: u64, inner: u8, body: Part) -> Result<Frame, SessionError> {
+        let (more, command) = (inner & BOX_MORE != 0, inner & BOX_COMMAND != 0);
+        if more && command {
+            return Err(ProtocolError::CommandWithMore.into());
+        }
         self.recv_nonce = n;
         let mut flags = 0;
-        if inner & BOX_MORE != 0 {
+        if more {
             flags |= FLAG_MORE;
         }
-        if inner & BOX_COMMAND != 0 {
+        if command {
             flags |= FLAG_COMMAND;
-        }
-        if flags == FLAG_MORE | FLAG_COMMAND {
-            return Err(ProtocolError::CommandWithMore.into());
         }
         Ok(Frame { flags, body })
     }
@@ -1124,6 +1125,15 @@ mod tests {
             let (at, in_place) = open_one(len);
             assert!(at.is_some() && !in_place, "len {len}: from the arena");
         }
+        // The largest arena body (ARENA_PART_MAX, one more with the flags byte): three fit
+        // in an arena, so of four in a row at least two sit back to back.
+        let starts: Vec<usize> = (0..4)
+            .map(|_| open_one(ARENA_PART_MAX).0.unwrap())
+            .collect();
+        assert!(
+            starts.windows(2).any(|w| w[1] == w[0] + ARENA_PART_MAX + 1),
+            "bodies of ARENA_PART_MAX bytes were not cut from an arena: {starts:?}"
+        );
         for len in [ARENA_PART_MAX + 1, 20_000] {
             assert!(open_one(len).1, "len {len}: opened in place");
         }

@@ -20,6 +20,8 @@ pub const FLAG_MORE: u8 = 0x01;
 pub const FLAG_LONG: u8 = 0x02;
 /// COMMAND flag: the frame is a command, not a message part.
 pub const FLAG_COMMAND: u8 = 0x04;
+/// The flags a decoded frame keeps (LONG only says how its size was written).
+const KEPT_FLAGS: u8 = FLAG_MORE | FLAG_COMMAND;
 
 /// Largest header: flags plus an 8-byte size.
 pub const MAX_HEADER_LEN: usize = 9;
@@ -120,6 +122,30 @@ impl FrameDecoder {
     /// Takes the next complete frame off the front of `buf`. `Ok(None)` means more bytes are
     /// needed ([`FrameDecoder::bytes_wanted`] says how many at least).
     pub fn decode(&mut self, buf: &mut BytesMut) -> Result<Option<Frame>, SessionError> {
+        let Some((flags, size)) = self.take_header(buf)? else {
+            return Ok(None);
+        };
+        let body = Part::take_from(buf, size, &mut self.arena);
+        Ok(Some(Frame { flags, body }))
+    }
+
+    /// Takes the next complete frame off the front of `buf` as the read buffer's own bytes
+    /// (a range split off it, which nothing else can write), for a mechanism that opens it
+    /// where it lies or copies it once to where it will live; under the same limits as
+    /// [`FrameDecoder::decode`], which would first copy a short body itself.
+    pub fn decode_owned(
+        &mut self,
+        buf: &mut BytesMut,
+    ) -> Result<Option<(u8, BytesMut)>, SessionError> {
+        let Some((flags, size)) = self.take_header(buf)? else {
+            return Ok(None);
+        };
+        Ok(Some((flags, buf.split_to(size))))
+    }
+
+    /// When `buf` holds a whole frame within the limits: takes its header off and gives its
+    /// flags (MORE and COMMAND only) and body length; the body is then at the front of `buf`.
+    fn take_header(&self, buf: &mut BytesMut) -> Result<Option<(u8, usize)>, SessionError> {
         let Some((flags, hlen, size)) = peek_header(buf) else {
             return Ok(None);
         };
@@ -134,37 +160,7 @@ impl FrameDecoder {
             return Ok(None);
         }
         buf.advance(hlen);
-        let body = Part::take_from(buf, size, &mut self.arena);
-        Ok(Some(Frame {
-            flags: flags & (FLAG_MORE | FLAG_COMMAND),
-            body,
-        }))
-    }
-
-    /// Takes the next complete frame off the front of `buf` as the read buffer's own bytes
-    /// (a range split off it, which nothing else can write), for a mechanism that opens it
-    /// where it lies or copies it once to where it will live; under the same limits as
-    /// [`FrameDecoder::decode`], which would first copy a short body itself.
-    pub fn decode_owned(
-        &mut self,
-        buf: &mut BytesMut,
-    ) -> Result<Option<(u8, BytesMut)>, SessionError> {
-        let Some((flags, hlen, size)) = peek_header(buf) else {
-            return Ok(None);
-        };
-        self.check_size(flags, size)?;
-        let size = usize::try_from(size).map_err(|_| LimitError::MessageTooLarge {
-            size,
-            max: usize::MAX as u64,
-        })?;
-        if buf.len() - hlen < size {
-            return Ok(None);
-        }
-        buf.advance(hlen);
-        Ok(Some((
-            flags & (FLAG_MORE | FLAG_COMMAND),
-            buf.split_to(size),
-        )))
+        Ok(Some((flags & KEPT_FLAGS, size)))
     }
 
     fn check_size(&self, flags: u8, size: u64) -> Result<(), SessionError> {
@@ -214,6 +210,48 @@ impl FrameDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `decode_owned` keeps MORE and COMMAND and drops LONG, as `decode` does; gives nothing (and leaves the buffer) until the frame is whole; and
+    /// refuses what `decode` refuses.
+    #[test]
+    fn owned_frames_keep_the_flags_and_limits_of_decoded_ones() {
+        for flags in [0u8, FLAG_MORE, FLAG_COMMAND] {
+            let mut wire = BytesMut::new();
+            let body = vec![9u8; 300];
+            // 300 bytes: a long header, so LONG is set on the wire.
+            encode_header(
+                &mut wire,
+                flags & FLAG_MORE != 0,
+                flags & FLAG_COMMAND != 0,
+                300,
+            );
+            assert_ne!(wire[0] & FLAG_LONG, 0);
+            wire.extend_from_slice(&body);
+            let mut copy = wire.clone();
+            let whole = wire.len();
+            let mut d = FrameDecoder::new(None);
+            let mut short = wire.split_to(whole - 1);
+            assert!(d.decode_owned(&mut short).unwrap().is_none());
+            assert_eq!(
+                short.len(),
+                whole - 1,
+                "an incomplete frame is left where it was"
+            );
+            short.unsplit(wire);
+            let (got, owned) = d.decode_owned(&mut short).unwrap().unwrap();
+            let decoded = d.decode(&mut copy).unwrap().unwrap();
+            assert_eq!(got, decoded.flags, "flags {flags:#x}");
+            assert_eq!(got, flags, "flags {flags:#x}");
+            assert_eq!(&owned[..], &body[..]);
+            assert!(short.is_empty());
+        }
+        let mut wire = BytesMut::new();
+        encode_header(&mut wire, false, false, 1000);
+        wire.extend_from_slice(&[0u8; 1000]);
+        assert!(FrameDecoder::new(Some(999))
+            .decode_owned(&mut wire)
+            .is_err());
+    }
 
     #[test]
     fn short_and_long_headers() {
