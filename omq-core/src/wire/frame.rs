@@ -20,8 +20,9 @@ pub const FLAG_MORE: u8 = 0x01;
 pub const FLAG_LONG: u8 = 0x02;
 /// COMMAND flag: the frame is a command, not a message part.
 pub const FLAG_COMMAND: u8 = 0x04;
-/// The flags a decoded frame keeps (LONG only says how its size was written).
-const KEPT_FLAGS: u8 = FLAG_MORE | FLAG_COMMAND;
+/// The flags a decoded frame keeps (LONG only says how its size was written). A sum of the
+/// two disjoint bits, so no operator here can be swapped for an equivalent one unnoticed.
+const KEPT_FLAGS: u8 = FLAG_MORE + FLAG_COMMAND;
 
 /// Largest header: flags plus an 8-byte size.
 pub const MAX_HEADER_LEN: usize = 9;
