@@ -82,6 +82,12 @@ const MESSAGE_MIN: usize = 33;
 const MESSAGE_HEADER: usize = 16;
 /// Cookie: a 16-byte long nonce and an 80-byte box.
 const COOKIE_LEN: usize = 96;
+/// Size of the arena opened bodies are cut from. An opened plaintext keeps its flags byte in
+/// front of the body, so an arena of the frame decoder's [`ARENA_SIZE`] would hold one body
+/// fewer of most sizes (seven 1 KiB bodies, not eight) and CURVE would allocate more per
+/// message than plain traffic. A byte more per body that can share an arena (each is over
+/// [`INLINE_CAP`] bytes) makes every arena hold as many bodies as the decoder's does.
+const OPENED_ARENA_SIZE: usize = ARENA_SIZE + ARENA_SIZE / (INLINE_CAP + 1);
 
 /// Flags inside a MESSAGE box (libzmq's `msg_t::more` and `msg_t::command`).
 const BOX_MORE: u8 = 0x01;
@@ -168,7 +174,7 @@ pub struct CurveMechanism {
     /// peer's to open), so a message pays for no key derivation.
     message_boxes: Option<MessageBoxes>,
     /// Where opened MESSAGE bodies of up to [`ARENA_PART_MAX`] bytes are decrypted: one
-    /// allocation per [`ARENA_SIZE`] bytes instead of one per message.
+    /// allocation per [`OPENED_ARENA_SIZE`] bytes instead of one per message.
     arena: BytesMut,
     /// Client: the cookie from WELCOME, returned in INITIATE.
     cookie: [u8; COOKIE_LEN],
@@ -843,7 +849,7 @@ impl CurveMechanism {
 
     /// Opens the box `sealed` where its plaintext will live, so it is copied once: up to
     /// [`INLINE_CAP`] bytes on the stack and then inline in the part, up to
-    /// [`ARENA_PART_MAX`] into the arena (one allocation per [`ARENA_SIZE`] bytes), larger
+    /// [`ARENA_PART_MAX`] into the arena (one allocation per [`OPENED_ARENA_SIZE`] bytes), larger
     /// ones into an allocation of their own. Gives the inner flags byte and the plaintext.
     fn open_copy(
         &mut self,
@@ -870,7 +876,7 @@ impl CurveMechanism {
             // The arena is empty between calls: each body is split off the front of its
             // spare capacity.
             if self.arena.capacity() < sealed.len() {
-                self.arena = BytesMut::with_capacity(ARENA_SIZE);
+                self.arena = BytesMut::with_capacity(OPENED_ARENA_SIZE);
             }
             self.arena.extend_from_slice(sealed);
             if !opener.open_in_place(tail, &mut self.arena, tag) {
@@ -1137,15 +1143,30 @@ mod tests {
         for len in [ARENA_PART_MAX + 1, 20_000] {
             assert!(open_one(len).1, "len {len}: opened in place");
         }
-        // Bodies of 2,047 bytes (2,048 with the flags byte) fill an 8 KiB arena exactly: four
-        // in a row sit back to back before a fresh arena is taken, never fewer.
-        assert_eq!(ARENA_SIZE, 4 * 2048);
-        let starts: Vec<usize> = (0..8).map(|_| open_one(2047).0.unwrap()).collect();
-        let adjacent: Vec<bool> = starts.windows(2).map(|w| w[1] == w[0] + 2048).collect();
-        assert!(
-            adjacent.windows(3).any(|w| w.iter().all(|&a| a)),
-            "an arena held fewer than four bodies: {adjacent:?}"
-        );
+        // An opened arena holds at least as many bodies as the frame decoder's arena does
+        // (ARENA_SIZE / len), flags bytes and all: the longest run back to back is what
+        // OPENED_ARENA_SIZE holds.
+        for len in [INLINE_CAP + 1, 100, 1024, 2047, ARENA_PART_MAX] {
+            let per_arena = ARENA_SIZE / len;
+            let starts: Vec<usize> = (0..2 * per_arena + 1)
+                .map(|_| open_one(len).0.unwrap())
+                .collect();
+            let mut run = 1;
+            let mut longest = 1;
+            for w in starts.windows(2) {
+                run = if w[1] == w[0] + len + 1 { run + 1 } else { 1 };
+                longest = longest.max(run);
+            }
+            assert_eq!(
+                longest,
+                OPENED_ARENA_SIZE / (len + 1),
+                "len {len}: bodies per arena"
+            );
+            assert!(
+                longest >= per_arena,
+                "len {len}: fewer than the decoder's {per_arena}"
+            );
+        }
     }
 
     #[test]
