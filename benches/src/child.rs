@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::Samples;
-use crate::spec::{Cell, Impl, Pattern, Transport};
+use crate::spec::{Cell, Impl, Transport};
 
 /// Prefix of a result line printed by a child.
 pub const RESULT: &str = "RESULT";
@@ -18,13 +18,7 @@ pub fn run_here(args: &[String]) -> Result<(), String> {
         return Err(why.into());
     }
     let result = match cell.imp {
-        _ if matches!(
-            cell.pattern,
-            Pattern::Scale | Pattern::ScalePub | Pattern::ScaleCurve
-        ) =>
-        {
-            crate::scale::run(&cell)
-        }
+        _ if cell.pattern.is_scale() => crate::scale::run(&cell),
         Impl::OmqTokio
         | Impl::OmqTokioMt
         | Impl::OmqTokioTasks

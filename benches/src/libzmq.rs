@@ -20,10 +20,7 @@ pub fn version() -> String {
 
 /// Runs one cell.
 pub fn run(cell: &Cell) -> Result<Samples, String> {
-    if matches!(
-        cell.pattern,
-        Pattern::Scale | Pattern::ScalePub | Pattern::ScaleCurve
-    ) {
+    if cell.pattern.is_scale() {
         return crate::scale::run(cell);
     }
     match cell.pattern {
@@ -32,7 +29,9 @@ pub fn run(cell: &Cell) -> Result<Samples, String> {
         Pattern::PubSub => pub_sub(cell),
         Pattern::Proxy => proxy_thr(cell),
         Pattern::ProxyLat => proxy_lat(cell),
-        Pattern::Scale | Pattern::ScalePub | Pattern::ScaleCurve => unreachable!("handled above"),
+        Pattern::Scale | Pattern::ScalePub | Pattern::ScaleCurve | Pattern::CurveClients => {
+            unreachable!("handled above")
+        }
     }
     .map_err(|e| format!("libzmq: {e}"))
 }

@@ -150,16 +150,18 @@ fn headline(cell: &spec::Cell, samples: &common::Samples) -> String {
             get("agg_msg_s").map_or("?".into(), report::rate),
             get("delivered_pct").unwrap_or(f64::NAN)
         ),
-        Pattern::Scale | Pattern::ScalePub | Pattern::ScaleCurve => format!(
-            "{} conn in {:.2} s, {:.1} KiB/conn (peak {:.1}), {} msg/s",
-            cell.subs,
-            get("conn_s").unwrap_or(f64::NAN),
-            get("kb_per_conn").unwrap_or(f64::NAN),
-            get("peak_kb_per_conn").unwrap_or(f64::NAN),
-            get("steady_msg_s")
-                .or(get("fanout_msg_s"))
-                .map_or("?".into(), report::rate)
-        ),
+        Pattern::Scale | Pattern::ScalePub | Pattern::ScaleCurve | Pattern::CurveClients => {
+            format!(
+                "{} conn in {:.2} s, {:.1} KiB/conn (peak {:.1}), {} msg/s",
+                cell.subs,
+                get("conn_s").unwrap_or(f64::NAN),
+                get("kb_per_conn").unwrap_or(f64::NAN),
+                get("peak_kb_per_conn").unwrap_or(f64::NAN),
+                get("steady_msg_s")
+                    .or(get("fanout_msg_s"))
+                    .map_or("?".into(), report::rate)
+            )
+        }
     }
 }
 

@@ -204,7 +204,9 @@ fn run_on<B: Backend>(cell: &Cell) -> Result<Samples, String> {
         Pattern::PubSub => Ok(pub_sub::<B>(cell)),
         Pattern::Proxy => Ok(proxy_thr::<B>(cell)),
         Pattern::ProxyLat => Ok(proxy_lat::<B>(cell)),
-        Pattern::Scale | Pattern::ScalePub | Pattern::ScaleCurve => crate::scale::run(cell),
+        Pattern::Scale | Pattern::ScalePub | Pattern::ScaleCurve | Pattern::CurveClients => {
+            crate::scale::run(cell)
+        }
     }
 }
 

@@ -163,11 +163,7 @@ impl Config {
                 .copied()
                 .filter(|i| !(p == Pattern::PubSub && *i == Impl::Raw))
                 .filter(|i| p != Pattern::Curve || i.has_curve())
-                .filter(|i| {
-                    !matches!(p, Pattern::Scale | Pattern::ScalePub | Pattern::ScaleCurve)
-                        || i.is_omq()
-                        || *i == Impl::Libzmq
-                })
+                .filter(|i| !p.is_scale() || i.is_omq() || *i == Impl::Libzmq)
                 .collect()
         };
         for &p in &self.patterns {
@@ -181,6 +177,7 @@ impl Config {
                 Pattern::Scale => (vec![64], SCALE_PEERS.to_vec()),
                 Pattern::ScalePub => (vec![1024], SCALE_PEERS.to_vec()),
                 Pattern::ScaleCurve => (vec![1024], SCALE_CURVE_PEERS.to_vec()),
+                Pattern::CurveClients => (vec![1024, 16 * 1024], CURVE_CLIENTS.to_vec()),
             };
             for &t in &self.transports {
                 // REQ/REP latency is measured over tcp and ipc; inproc only for PUSH/PULL
@@ -188,16 +185,12 @@ impl Config {
                 if t == Transport::Inproc && p != Pattern::PushPull {
                     continue;
                 }
-                if matches!(
-                    p,
-                    Pattern::PubSub
-                        | Pattern::Curve
-                        | Pattern::Proxy
-                        | Pattern::ProxyLat
-                        | Pattern::Scale
-                        | Pattern::ScalePub
-                        | Pattern::ScaleCurve
-                ) && t != Transport::Tcp
+                if (p.is_scale()
+                    || matches!(
+                        p,
+                        Pattern::PubSub | Pattern::Curve | Pattern::Proxy | Pattern::ProxyLat
+                    ))
+                    && t != Transport::Tcp
                 {
                     continue;
                 }
@@ -224,6 +217,12 @@ impl Config {
                             }
                             Pattern::ScaleCurve => {
                                 (self.scaled(if self.quick { 100_000 } else { 200_000 }), 0)
+                            }
+                            // Sealed in advance: the peers hold them all in memory (about
+                            // 220 MB at 1 KiB, 330 MB at 16 KiB, full mode).
+                            Pattern::CurveClients => {
+                                let full = if size <= 1024 { 200_000 } else { 20_000 };
+                                (self.scaled(if self.quick { full / 2 } else { full }), 0)
                             }
                             // Deliveries (messages × subscribers) of about 1M, or 2M.
                             Pattern::ScalePub => (
@@ -264,6 +263,9 @@ pub const SCALE_PEERS: [usize; 2] = [1_000, 10_000];
 /// Peer counts of the CURVE scale cell: one client and four (does the crypto of several
 /// connections run in parallel?), and a thousand (how fast are CURVE handshakes served?).
 pub const SCALE_CURVE_PEERS: [usize; 3] = [1, 4, 1_000];
+
+/// Clients of the `curveclients` cell: one, and the four.
+pub const CURVE_CLIENTS: [usize; 2] = [1, 4];
 
 /// How many times more messages the raw stream carries in a PUSH/PULL cell: it runs 3–20×
 /// faster than any ZeroMQ at small sizes, and a run of a few milliseconds would measure

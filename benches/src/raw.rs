@@ -31,7 +31,7 @@ pub fn run(cell: &Cell) -> Result<Samples, String> {
         (Pattern::PubSub, _) => Err("raw: no fan-out ceiling".into()),
         (Pattern::Curve, _) => Err("raw: no security".into()),
         (Pattern::Proxy | Pattern::ProxyLat, _) => Err("raw: no proxy".into()),
-        (Pattern::Scale | Pattern::ScalePub | Pattern::ScaleCurve, _) => {
+        (Pattern::Scale | Pattern::ScalePub | Pattern::ScaleCurve | Pattern::CurveClients, _) => {
             Err("raw: no scale cell".into())
         }
     }

@@ -10,6 +10,11 @@
 //! - `scalecurve`: `scale` with CURVE (the ROUTER is the server, every DEALER a client with
 //!   the same keypair), `size`-byte messages: `conn_per_s` is CURVE handshakes served per second,
 //!   and N = 1 beside N = 4 shows whether the crypto of several connections runs in parallel.
+//! - `curveclients`: `scalecurve`'s ROUTER, with N = 1 and 4 clients that cost the shared CPU
+//!   little: each (omq-core's sans-io session over a blocking std socket, on a thread of its
+//!   own) seals all its messages while the measured side waits and then only writes them, so
+//!   the steady rate shows what the ROUTER's box opening does with more connections, not what
+//!   the peers' sealing leaves it of two vCPUs.
 //!
 //! Metrics: `conn_s`, seconds from starting the peers until all N connections have
 //! handshaken and carried a first message (`conn_per_s` = N over that); `kb_per_conn`, the
@@ -30,6 +35,20 @@ use omq_driver::{Message, Options, Part, Runtime, Socket, SocketType};
 use crate::common::{self, Samples};
 use crate::omq::{Backend, CompioSt, GlommioSt, MonoioSt, TokioMt, TokioSt};
 use crate::spec::{Cell, Impl, Pattern};
+
+/// CPU seconds the threads of this process have run (the first field of each thread's
+/// `/proc/self/task/*/schedstat`, nanoseconds on the CPU; user and system time alike).
+fn cpu_secs() -> f64 {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return f64::NAN;
+    };
+    let ns: u64 = tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .sum();
+    ns as f64 * 1e-9
+}
 
 /// Resident memory now and at its peak (VmRSS, VmHWM), in KiB.
 pub fn rss_kb() -> (u64, u64) {
@@ -165,6 +184,9 @@ struct Seen {
     conn: Duration,
     idle: (u64, u64),
     steady: (&'static str, f64),
+    /// CPU time of the measured process over the steady phase ÷ its wall time: how many cores
+    /// the socket kept busy (ROUTER cells).
+    cores: Option<f64>,
 }
 
 impl Seen {
@@ -183,6 +205,9 @@ impl Seen {
             ),
             (self.steady.0.into(), self.steady.1),
         ]
+        .into_iter()
+        .chain(self.cores.map(|c| ("steady_cores".into(), c)))
+        .collect()
     }
 }
 
@@ -212,10 +237,19 @@ fn server_options(cell: &Cell) -> (Options, Option<String>) {
 
 /// A fresh CURVE server keypair (public, secret; Z85) for a CURVE cell.
 fn server_keys(cell: &Cell) -> Option<(String, String)> {
-    (cell.pattern == Pattern::ScaleCurve).then(|| {
+    matches!(cell.pattern, Pattern::ScaleCurve | Pattern::CurveClients).then(|| {
         let k = omq_driver::generate_keypair(&mut omq_driver::OsRng);
         (k.public().to_z85(), k.secret().to_z85().to_string())
     })
+}
+
+/// The peer process's mode for a ROUTER cell: omq DEALERs, or pre-sealing CURVE clients.
+fn client_mode(cell: &Cell) -> &'static str {
+    if cell.pattern == Pattern::CurveClients {
+        "sealed"
+    } else {
+        "dealer"
+    }
 }
 
 /// Lets connections that have just carried their first message go idle before memory is read.
@@ -230,6 +264,14 @@ pub fn run(cell: &Cell) -> Result<Samples, String> {
             Ok(TokioMt::shared()
                 .expect("runtime")
                 .block_on(side::<omq_tokio::Tokio>(cell.clone())))
+        }
+        // The measured side as a task on the workers, as in a `#[tokio::main]` application.
+        Impl::OmqTokioTasks => {
+            let cell = cell.clone();
+            TokioMt::shared()
+                .expect("runtime")
+                .block_on(async { tokio::spawn(side::<omq_tokio::Tokio>(cell)).await })
+                .map_err(|e| format!("the measured task: {e}"))
         }
         Impl::OmqCompio => Ok(on::<CompioSt>(cell)),
         Impl::OmqMonoio => Ok(on::<MonoioSt>(cell)),
@@ -250,13 +292,14 @@ async fn sleep<R: Runtime>(d: Duration) {
 async fn side<R: Runtime>(cell: Cell) -> Samples {
     let n = cell.subs;
     match cell.pattern {
-        Pattern::Scale | Pattern::ScaleCurve => {
+        Pattern::Scale | Pattern::ScaleCurve | Pattern::CurveClients => {
             let (options, key) = server_options(&cell);
             let router = Socket::<R>::new(SocketType::Router, options).expect("socket");
             let ep = router.bind("tcp://127.0.0.1:0").await.expect("bind");
             let base = rss_kb();
             let t0 = Instant::now();
-            let mut peers = Peers::start("dealer", &ep.to_string(), &cell, key.as_deref());
+            let mut peers =
+                Peers::start(client_mode(&cell), &ep.to_string(), &cell, key.as_deref());
             for _ in 0..n {
                 router.recv().await.expect("recv");
             }
@@ -265,11 +308,12 @@ async fn side<R: Runtime>(cell: Cell) -> Samples {
             let idle = rss_kb();
             peers.go();
             router.recv().await.expect("recv");
-            let first = Instant::now();
+            let (first, cpu0) = (Instant::now(), cpu_secs());
             for _ in 1..cell.count {
                 router.recv().await.expect("recv");
             }
             let secs = first.elapsed().as_secs_f64();
+            let cores = (cpu_secs() - cpu0) / secs;
             peers.stop();
             Seen {
                 n,
@@ -277,6 +321,7 @@ async fn side<R: Runtime>(cell: Cell) -> Samples {
                 conn,
                 idle,
                 steady: ("steady_msg_s", (cell.count - 1) as f64 / secs),
+                cores: Some(cores),
             }
             .metrics()
         }
@@ -317,6 +362,7 @@ async fn side<R: Runtime>(cell: Cell) -> Samples {
                 conn,
                 idle,
                 steady: ("fanout_msg_s", delivered as f64 / secs.max(1e-9)),
+                cores: None,
             }
             .metrics()
         }
@@ -331,7 +377,10 @@ fn libzmq_side(cell: &Cell) -> zmq::Result<Samples> {
     let n = cell.subs;
     let ctx = zmq::Context::new();
     let pattern = cell.pattern;
-    if matches!(pattern, Pattern::Scale | Pattern::ScaleCurve) {
+    if matches!(
+        pattern,
+        Pattern::Scale | Pattern::ScaleCurve | Pattern::CurveClients
+    ) {
         let router = ctx.socket(zmq::ROUTER)?;
         router.set_backlog(BACKLOG)?;
         let keys = server_keys(cell);
@@ -343,7 +392,12 @@ fn libzmq_side(cell: &Cell) -> zmq::Result<Samples> {
         let ep = router.get_last_endpoint()?.expect("utf-8 endpoint");
         let base = rss_kb();
         let t0 = Instant::now();
-        let mut peers = Peers::start("dealer", &ep, cell, keys.as_ref().map(|k| k.0.as_str()));
+        let mut peers = Peers::start(
+            client_mode(cell),
+            &ep,
+            cell,
+            keys.as_ref().map(|k| k.0.as_str()),
+        );
         for _ in 0..n {
             router.recv_multipart(0)?;
         }
@@ -352,11 +406,12 @@ fn libzmq_side(cell: &Cell) -> zmq::Result<Samples> {
         let idle = rss_kb();
         peers.go();
         router.recv_multipart(0)?;
-        let first = Instant::now();
+        let (first, cpu0) = (Instant::now(), cpu_secs());
         for _ in 1..cell.count {
             router.recv_multipart(0)?;
         }
         let secs = first.elapsed().as_secs_f64();
+        let cores = (cpu_secs() - cpu0) / secs;
         peers.stop();
         Ok(Seen {
             n,
@@ -364,6 +419,7 @@ fn libzmq_side(cell: &Cell) -> zmq::Result<Samples> {
             conn,
             idle,
             steady: ("steady_msg_s", (cell.count - 1) as f64 / secs),
+            cores: Some(cores),
         }
         .metrics())
     } else {
@@ -405,13 +461,14 @@ fn libzmq_side(cell: &Cell) -> zmq::Result<Samples> {
             conn,
             idle,
             steady: ("fanout_msg_s", delivered as f64 / secs.max(1e-9)),
+            cores: None,
         }
         .metrics())
     }
 }
 
-/// The peer process: `omq-bench peers mode=dealer|sub ep=E n=N size=S count=C
-/// [serverkey=Z85]` (with a server key the DEALERs are CURVE clients).
+/// The peer process: `omq-bench peers mode=dealer|sub|sealed ep=E n=N size=S count=C
+/// [serverkey=Z85]` (with a server key the DEALERs are CURVE clients; `sealed` needs one).
 pub fn peers_main(args: &[String]) -> Result<(), String> {
     let mut mode = String::new();
     let mut server_key = None;
@@ -432,6 +489,10 @@ pub fn peers_main(args: &[String]) -> Result<(), String> {
         }
     }
     raise_nofile();
+    if mode == "sealed" {
+        let key = server_key.ok_or("mode=sealed needs serverkey=")?;
+        return sealed_clients(&ep, n, size, count, &key);
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -502,6 +563,107 @@ async fn dealers(
     }
     lines.recv().await;
     Ok(())
+}
+
+/// `what` failed with `err`, as a message.
+fn fail(what: &str, err: impl std::fmt::Debug) -> String {
+    format!("{what}: {err:?}")
+}
+
+/// `n` CURVE clients, each omq-core's session over a blocking std socket on a thread of its
+/// own: handshake and a first message, then each seals its share of `count` messages into one
+/// buffer (the measured side is waiting for `go` meanwhile, its clock not started), and on
+/// `go` writes the buffer. Sealing before the clock leaves the two vCPUs to the measured
+/// ROUTER; what the peers still cost is the kernel's copy of the bytes.
+fn sealed_clients(
+    ep: &str,
+    n: usize,
+    size: usize,
+    count: usize,
+    server_key: &str,
+) -> Result<(), String> {
+    use omq_core::mechanism::{CurveKeyPair, CurvePublicKey, Entropy, MechanismConfig};
+    use std::sync::mpsc;
+    let addr = ep
+        .strip_prefix("tcp://")
+        .ok_or_else(|| format!("not a tcp endpoint: {ep}"))?
+        .to_owned();
+    let server = CurvePublicKey::from_z85(server_key).map_err(|e| format!("server key: {e:?}"))?;
+    let msg = copy(&common::payload(size));
+    let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
+    let go = Arc::new(std::sync::Barrier::new(n + 1));
+    for i in 0..n {
+        let share = count / n + usize::from(i < count % n);
+        let (addr, msg, ready, go) = (addr.clone(), msg.clone(), ready_tx.clone(), go.clone());
+        std::thread::spawn(move || {
+            let client = || -> Result<(std::net::TcpStream, Vec<u8>), String> {
+                let mut config = omq_core::SessionConfig::new(SocketType::Dealer);
+                let me: CurveKeyPair = omq_driver::generate_keypair(&mut omq_driver::OsRng);
+                config.mechanism = MechanismConfig::curve_client(server, me);
+                config.entropy = Some(Entropy::generate(&mut omq_driver::OsRng));
+                let mut stream =
+                    std::net::TcpStream::connect(&addr).map_err(|x| fail("connect", x))?;
+                stream.set_nodelay(true).map_err(|x| fail("nodelay", x))?;
+                let mut session = omq_core::Session::new(config, Instant::now());
+                let mut rx = bytes::BytesMut::with_capacity(4096);
+                let flush = |session: &mut omq_core::Session,
+                             stream: &mut std::net::TcpStream|
+                 -> Result<(), String> {
+                    while let Some(chunk) = session.poll_transmit() {
+                        stream.write_all(&chunk).map_err(|x| fail("write", x))?;
+                    }
+                    Ok(())
+                };
+                while !session.is_ready() {
+                    flush(&mut session, &mut stream)?;
+                    let mut tmp = [0u8; 4096];
+                    let k = std::io::Read::read(&mut stream, &mut tmp)
+                        .map_err(|x| fail("handshake read", x))?;
+                    if k == 0 {
+                        return Err("the server closed during the handshake".into());
+                    }
+                    rx.extend_from_slice(&tmp[..k]);
+                    session
+                        .handle_input(&mut rx, Instant::now())
+                        .map_err(|x| fail("handshake", x))?;
+                }
+                session.send_message(&msg).map_err(|x| fail("first", x))?;
+                flush(&mut session, &mut stream)?;
+                let mut sealed = Vec::new();
+                for _ in 0..share {
+                    session.send_message(&msg).map_err(|x| fail("seal", x))?;
+                    while let Some(chunk) = session.poll_transmit() {
+                        sealed.extend_from_slice(&chunk);
+                    }
+                }
+                Ok((stream, sealed))
+            };
+            match client() {
+                Ok((mut stream, sealed)) => {
+                    let _ = ready.send(Ok(()));
+                    go.wait();
+                    let _ = stream.write_all(&sealed);
+                    // Held open until the process ends (stdin closed).
+                    std::thread::park();
+                }
+                Err(why) => {
+                    let _ = ready.send(Err(why));
+                }
+            }
+        });
+    }
+    drop(ready_tx);
+    for _ in 0..n {
+        ready_rx
+            .recv()
+            .map_err(|_| "a client thread ended".to_string())??;
+    }
+    let mut line = String::new();
+    let _ = std::io::stdin().read_line(&mut line);
+    go.wait();
+    // Until stdin closes.
+    while std::io::stdin().read_line(&mut line).is_ok_and(|k| k > 0) {}
+    std::process::exit(0)
 }
 
 async fn subs(ep: &str, n: usize) -> Result<(), String> {

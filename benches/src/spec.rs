@@ -82,7 +82,11 @@ impl Impl {
     /// lacks is printed as "n/a" with this reason).
     pub fn lacks(self, p: Pattern, t: Transport) -> Option<&'static str> {
         match (self, p, t) {
-            (Impl::OmqTokioTasks, Pattern::PushPull | Pattern::Curve, _) => None,
+            (
+                Impl::OmqTokioTasks,
+                Pattern::PushPull | Pattern::Curve | Pattern::CurveClients,
+                _,
+            ) => None,
             (Impl::OmqTokioTasks, _, _) => {
                 Some("n/a (omq-tokio-tasks: PUSH/PULL and CURVE cells only)")
             }
@@ -97,11 +101,9 @@ impl Impl {
             (Impl::Raw, Pattern::Proxy | Pattern::ProxyLat, _) => {
                 Some("n/a (a raw byte stream has no proxy)")
             }
-            (
-                Impl::Raw | Impl::Zmqrs,
-                Pattern::Scale | Pattern::ScalePub | Pattern::ScaleCurve,
-                _,
-            ) => Some("n/a (scale cells: omq backends and libzmq)"),
+            (Impl::Raw | Impl::Zmqrs, p, _) if p.is_scale() => {
+                Some("n/a (scale cells: omq backends and libzmq)")
+            }
             _ => None,
         }
     }
@@ -188,6 +190,11 @@ pub enum Pattern {
     /// memory per connection, and steady throughput of 1 KiB messages (issue 14's multi-client
     /// and handshake-rate cells).
     ScaleCurve,
+    /// `subs` CURVE clients (in a second process) that seal all their messages before the
+    /// clock starts and then only write them, into one CURVE ROUTER: how the ROUTER's box
+    /// opening scales with connections when the peers cost little (issue 14's multi-client
+    /// cell).
+    CurveClients,
 }
 
 impl Pattern {
@@ -203,7 +210,17 @@ impl Pattern {
             Pattern::Scale => "scale",
             Pattern::ScalePub => "scalepub",
             Pattern::ScaleCurve => "scalecurve",
+            Pattern::CurveClients => "curveclients",
         }
+    }
+
+    /// The cells with N peers in a second process and the measured socket in its own
+    /// (`scale.rs`): omq backends and libzmq only, tcp only.
+    pub fn is_scale(self) -> bool {
+        matches!(
+            self,
+            Pattern::Scale | Pattern::ScalePub | Pattern::ScaleCurve | Pattern::CurveClients
+        )
     }
 }
 
@@ -226,6 +243,7 @@ impl FromStr for Pattern {
             "scale" => Ok(Pattern::Scale),
             "scalepub" => Ok(Pattern::ScalePub),
             "scalecurve" => Ok(Pattern::ScaleCurve),
+            "curveclients" => Ok(Pattern::CurveClients),
             _ => Err(format!("unknown pattern {s:?}")),
         }
     }
@@ -309,6 +327,7 @@ impl Cell {
             Pattern::Scale => format!("scale-{}", self.subs),
             Pattern::ScalePub => format!("scalepub-{}", self.subs),
             Pattern::ScaleCurve => format!("scalecurve-{}", self.subs),
+            Pattern::CurveClients => format!("curveclients-{}", self.subs),
             p => p.name().to_string(),
         }
     }

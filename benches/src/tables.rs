@@ -270,6 +270,56 @@ pub fn markdown(cfg: &Config, store: &Store) -> String {
         }
     }
 
+    if cfg.patterns.contains(&crate::spec::Pattern::CurveClients) {
+        let _ = writeln!(
+            md,
+            "\n### CURVE fan-in tcp: N clients → one CURVE ROUTER\n\nThe clients run in a \
+             second process, each omq-core's session over a blocking socket on a thread of its \
+             own; each seals all its messages before the clock starts and then only writes \
+             them, so the peers take little of the CPU the ROUTER needs. msg/s: messages \
+             received ÷ time. cores: the measured process's CPU time over that phase ÷ its \
+             wall time. The last rows: N = 4 ÷ N = 1 per implementation (issue 14's \
+             multi-client bar: 1.6×).\n"
+        );
+        head(&mut md, &["size", "N", "figure"], &impls, &[]);
+        let sizes = [1024, 16 * 1024];
+        for s in sizes {
+            for &n in &crate::plan::CURVE_CLIENTS {
+                let label = format!("curveclients-{n}");
+                for (metric, what, fmt) in [
+                    ("steady_msg_s", "msg/s", rate as fn(f64) -> String),
+                    ("steady_cores", "cores", plain),
+                ] {
+                    let mut row = vec![size(s), n.to_string(), what.to_string()];
+                    for i in &impls {
+                        row.push(cell_text(
+                            store,
+                            &Key::new(i.name(), "tcp", &label, s, metric),
+                            fmt,
+                        ));
+                    }
+                    let _ = writeln!(md, "| {} |", row.join(" | "));
+                }
+            }
+        }
+        for s in sizes {
+            let mut row = vec![size(s), "4 ÷ 1".to_string(), "msg/s".to_string()];
+            for i in &impls {
+                let m = |n: usize| {
+                    store.median(
+                        i.name(),
+                        "tcp",
+                        &format!("curveclients-{n}"),
+                        s,
+                        "steady_msg_s",
+                    )
+                };
+                row.push(ratio(m(4), m(1)));
+            }
+            let _ = writeln!(md, "| {} |", row.join(" | "));
+        }
+    }
+
     if cfg.patterns.contains(&crate::spec::Pattern::ProxyLat) {
         let _ = writeln!(
             md,

@@ -35,7 +35,7 @@ pub fn run(cell: &Cell) -> Result<Samples, String> {
         Pattern::Proxy => {
             Err("zmq.rs's proxy needs sockets that both send and receive: not PULL/PUSH".into())
         }
-        Pattern::Scale | Pattern::ScalePub | Pattern::ScaleCurve => {
+        Pattern::Scale | Pattern::ScalePub | Pattern::ScaleCurve | Pattern::CurveClients => {
             Err("zmq.rs: no scale cell".into())
         }
     }
