@@ -605,6 +605,31 @@ pub fn bar(cfg: &Config, store: &Store) -> String {
             md.push_str("|\n");
         }
     }
+    if cfg.patterns.contains(&crate::spec::Pattern::CurveClients) {
+        for s in [1024, 16 * 1024] {
+            let m = |imp: &str, n: usize| {
+                store.median(imp, "tcp", &format!("curveclients-{n}"), s, "steady_msg_s")
+            };
+            let mut row = format!(
+                "| CURVE 4 clients → ROUTER tcp {} (issue 14) | ≥ 1.6× one client ",
+                size(s)
+            );
+            for v in variants {
+                let got = m(v, 4).zip(m(v, 1)).map(|(four, one)| four / one);
+                let _ = write!(
+                    row,
+                    "| {} | {} ",
+                    got.map_or("–".into(), |r| format!("{r:.2}×")),
+                    mark(got.map(|r| r >= 1.6))
+                );
+            }
+            md.push_str(&row);
+            md.push_str(
+                "|
+",
+            );
+        }
+    }
     if cfg.patterns.contains(&crate::spec::Pattern::Proxy) {
         for s in cfg.proxy_sizes() {
             let m = |imp: &str| store.median(imp, "tcp", "proxy", s, "recv_msg_s");
