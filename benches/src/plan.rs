@@ -44,6 +44,7 @@ impl Config {
                 Pattern::Curve,
                 Pattern::Proxy,
                 Pattern::ProxyLat,
+                Pattern::CurveClients,
             ],
             transports: vec![Transport::Tcp, Transport::Ipc, Transport::Inproc],
             impls: Impl::ALL.to_vec(),

@@ -1245,9 +1245,9 @@ impl CurveClient {
     }
 
     /// The bytes of `body` as one sealed MESSAGE, not yet written.
-    fn seal(&mut self, body: &str) -> Res<Vec<u8>> {
+    fn seal(&mut self, body: &[u8]) -> Res<Vec<u8>> {
         self.session
-            .send_message(&Message::from(body.to_owned()))
+            .send_message(&Message::from(body.to_vec()))
             .ctx("sealing")?;
         let mut out = Vec::new();
         while let Some(chunk) = self.session.poll_transmit() {
@@ -1265,29 +1265,44 @@ impl CurveClient {
     }
 }
 
+/// A body of `len` bytes that starts with `name` (sorting the deliveries by it).
+fn named_body(name: &str, len: usize) -> Vec<u8> {
+    let mut b = name.as_bytes().to_vec();
+    b.resize(len.max(name.len()), b'.');
+    b
+}
+
+/// The bodies sizes the tampering is tried at: one of each tier the receiver opens a box in
+/// (inline, its arena, an exact copy, in place in the read buffer: `SLICE_MIN` and up).
+const TAMPER_SIZES: [usize; 4] = [6, 1_000, 4_000, 20_000];
+
 async fn curve_tampered<R: Runtime>(label: &str) {
     let v = Victim::<R>::bind(Kind::CurvePull, Options::default()).await;
     let (addr, keys) = (v.addr, v.curve.clone().expect("a CURVE victim"));
     let closed = attack("curve-tampered", move || {
-        // A good message, then a flipped bit in the last byte of the next box.
-        let mut c = CurveClient::connect(addr, &keys)?;
-        let good = c.seal("good-1")?;
-        let mut bad = c.seal("tampered")?;
-        *bad.last_mut().expect("bytes") ^= 0x01;
-        let tampered = c.send_and_expect_close(&[good, bad].concat())?;
+        let mut closed = Vec::new();
+        // A good message, then a flipped bit in the last byte of the next box, at each size.
+        for (i, len) in TAMPER_SIZES.into_iter().enumerate() {
+            let mut c = CurveClient::connect(addr, &keys)?;
+            let good = c.seal(&named_body(&format!("good-{i}"), len))?;
+            let mut bad = c.seal(&named_body("tampered", len))?;
+            *bad.last_mut().expect("bytes") ^= 0x01;
+            closed.push(c.send_and_expect_close(&[good, bad].concat())?);
+        }
         // The same MESSAGE twice: its nonce repeats.
         let mut c = CurveClient::connect(addr, &keys)?;
-        let once = c.seal("good-2")?;
-        let replayed = c.send_and_expect_close(&[once.clone(), once].concat())?;
+        let once = c.seal(b"good-replayed")?;
+        closed.push(c.send_and_expect_close(&[once.clone(), once].concat())?);
         // A MESSAGE command with a nonce and no box.
         let c = CurveClient::connect(addr, &keys)?;
-        let short = c.send_and_expect_close(&raw::command("MESSAGE", &[0, 0, 0, 0, 0, 0, 0, 9]))?;
-        Ok([tampered, replayed, short])
+        closed.push(c.send_and_expect_close(&raw::command("MESSAGE", &[0, 0, 0, 0, 0, 0, 0, 9]))?);
+        Ok(closed)
     })
     .join::<R>(|| {})
     .await;
     assert_eq!(
-        closed, [true; 3],
+        closed,
+        vec![true; TAMPER_SIZES.len() + 2],
         "{label}: the victim kept a connection open after a tampered, replayed or short MESSAGE"
     );
     let mut got = Vec::new();
@@ -1295,11 +1310,13 @@ async fn curve_tampered<R: Runtime>(label: &str) {
         got.push(m.unwrap());
     }
     got.sort_by_key(|m| m.parts()[0].to_vec());
-    assert_eq!(
-        got,
-        [Message::from("good-1"), Message::from("good-2")],
-        "{label}: what the CURVE PULL delivered"
-    );
+    let mut want: Vec<Message> = TAMPER_SIZES
+        .into_iter()
+        .enumerate()
+        .map(|(i, len)| Message::from(named_body(&format!("good-{i}"), len)))
+        .collect();
+    want.push(Message::from("good-replayed"));
+    assert_eq!(got, want, "{label}: what the CURVE PULL delivered");
     v.served_by_omq(label).await;
 }
 

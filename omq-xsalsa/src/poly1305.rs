@@ -1,11 +1,11 @@
-//! Poly1305 (RFC 8439 §2.5) with three 44/44/42-bit limbs and 128-bit products, after
-//! poly1305-donna's 64-bit code. Constant time: no branch or index depends on the key or the
-//! message.
+//! Poly1305 (RFC 8439 §2.5). The scalar code keeps h in base 2^64 (two 64-bit words and a
+//! few bits above them) and multiplies by r's two 64-bit words: four 64×64→128-bit products a
+//! block, where 44/44/42-bit limbs (poly1305-donna's 64-bit layout, used here until stop 35)
+//! take nine. r's clamping clears the low two bits of its upper word, which is what lets the
+//! products past 2^128 fold back with s1 = r1 + r1/4 (2^130 ≡ 5). Constant time: no branch or
+//! index depends on the key or the message.
 
 use zeroize::Zeroize;
-
-const M44: u64 = (1 << 44) - 1;
-const M42: u64 = (1 << 42) - 1;
 
 fn le64(b: &[u8]) -> u64 {
     let mut a = [0u8; 8];
@@ -24,15 +24,23 @@ pub fn poly1305(key: &[u8; 32], msg: &[u8]) -> [u8; 16] {
     tag
 }
 
+/// h = h0 + h1·2^64 + h2·2^128, carried from `low` (bits 0..128) and `high` (2^128 and up),
+/// with what lies at 2^130 and above folded back as × 5: h2 is at most 4 after it.
+fn fold(low: u128, high: u64) -> (u64, u64, u64) {
+    let t = (low & u128::from(u64::MAX)) + u128::from((high >> 2) * 5);
+    let h0 = t as u64;
+    let t = (low >> 64) + (t >> 64);
+    (h0, t as u64, (high & 3) + (t >> 64) as u64)
+}
+
 /// [`poly1305`] with the key as four little-endian words (how the keystream holds it).
 pub(crate) fn poly1305_words(key: &[u64; 4], msg: &[u8]) -> [u8; 16] {
     let [t0, t1, key_s0, key_s1] = *key;
-    // r, clamped, in limbs.
-    let r0 = t0 & 0xffc_0fff_ffff;
-    let r1 = ((t0 >> 44) | (t1 << 20)) & 0xfff_ffc0_ffff;
-    let r2 = (t1 >> 24) & 0x00f_ffff_fc0f;
-    let s1 = r1 * (5 << 2);
-    let s2 = r2 * (5 << 2);
+    // r, clamped.
+    let r0 = t0 & 0x0fff_fffc_0fff_ffff;
+    let r1 = t1 & 0x0fff_fffc_0fff_fffc;
+    // r1·2^128 ≡ (r1/4)·5 (mod 2^130 - 5); exact because clamping cleared r1's low bits.
+    let s1 = r1 + (r1 >> 2);
     let (mut h0, mut h1, mut h2) = (0u64, 0u64, 0u64);
 
     let mut msg = msg;
@@ -42,38 +50,28 @@ pub(crate) fn poly1305_words(key: &[u64; 4], msg: &[u8]) -> [u8; 16] {
         #[allow(unsafe_code)]
         // SAFETY: `avx2::blocks` only needs AVX2, which was just detected; it is otherwise
         // ordinary safe code.
-        let h = unsafe { avx2::blocks(&[r0, r1, r2], &msg[..blocks * 16]) };
+        let h = unsafe { avx2::blocks(r0, r1, &msg[..blocks * 16]) };
         (h0, h1, h2) = (h[0], h[1], h[2]);
         msg = &msg[blocks * 16..];
     }
 
+    let mul = |a: u64, b: u64| u128::from(a) * u128::from(b);
+    // Bounds: h0, h1 < 2^64, h2 < 10 (at most 7 from the vector code, 4 after a block, plus a
+    // carry and the high bit), r0, r1 < 2^60, s1 < 1.25·2^60: d0 and d1 stay under 2^126, so
+    // d1 >> 64 < 2^62 and d2 < 12·2^60; a2·s1 < 2^64.
     let mut block = |m: &[u8; 16], hibit: u64| {
-        let t0 = le64(&m[0..]);
-        let t1 = le64(&m[8..]);
-        h0 += t0 & M44;
-        h1 += ((t0 >> 44) | (t1 << 20)) & M44;
-        h2 += ((t1 >> 24) & M42) | hibit;
-        let mul = |a: u64, b: u64| u128::from(a) * u128::from(b);
-        let d0 = mul(h0, r0) + mul(h1, s2) + mul(h2, s1);
-        let mut d1 = mul(h0, r1) + mul(h1, r0) + mul(h2, s2);
-        let mut d2 = mul(h0, r2) + mul(h1, r1) + mul(h2, r0);
-        let c = (d0 >> 44) as u64;
-        h0 = d0 as u64 & M44;
-        d1 += u128::from(c);
-        let c = (d1 >> 44) as u64;
-        h1 = d1 as u64 & M44;
-        d2 += u128::from(c);
-        let c = (d2 >> 42) as u64;
-        h2 = d2 as u64 & M42;
-        h0 += c * 5;
-        let c = h0 >> 44;
-        h0 &= M44;
-        h1 += c;
+        let t = u128::from(h0) + u128::from(le64(&m[0..]));
+        let u = u128::from(h1) + u128::from(le64(&m[8..])) + (t >> 64);
+        let (a0, a1, a2) = (t as u64, u as u64, h2 + (u >> 64) as u64 + hibit);
+        let d0 = mul(a0, r0) + mul(a1, s1);
+        let d1 = mul(a0, r1) + mul(a1, r0) + u128::from(a2 * s1) + (d0 >> 64);
+        let d2 = a2 * r0 + (d1 >> 64) as u64;
+        (h0, h1, h2) = fold((d0 & u128::from(u64::MAX)) | (d1 << 64), d2);
     };
 
     let mut chunks = msg.chunks_exact(16);
     for m in &mut chunks {
-        block(m.try_into().expect("16 bytes"), 1 << 40);
+        block(m.try_into().expect("16 bytes"), 1);
     }
     let rest = chunks.remainder();
     if !rest.is_empty() {
@@ -84,60 +82,21 @@ pub(crate) fn poly1305_words(key: &[u64; 4], msg: &[u8]) -> [u8; 16] {
         m.zeroize();
     }
 
-    // Fully carry h.
-    let mut c = h1 >> 44;
-    h1 &= M44;
-    h2 += c;
-    c = h2 >> 42;
-    h2 &= M42;
-    h0 += c * 5;
-    c = h0 >> 44;
-    h0 &= M44;
-    h1 += c;
-    c = h1 >> 44;
-    h1 &= M44;
-    h2 += c;
-    c = h2 >> 42;
-    h2 &= M42;
-    h0 += c * 5;
-    c = h0 >> 44;
-    h0 &= M44;
-    h1 += c;
-
-    // g = h + 5 - 2^130; take g when it did not go negative (h >= p).
-    let mut g0 = h0 + 5;
-    c = g0 >> 44;
-    g0 &= M44;
-    let mut g1 = h1 + c;
-    c = g1 >> 44;
-    g1 &= M44;
-    let mut g2 = (h2 + c).wrapping_sub(1 << 42);
-    let mask = (g2 >> 63).wrapping_sub(1);
-    g0 &= mask;
-    g1 &= mask;
-    g2 &= mask;
-    let keep = !mask;
-    h0 = (h0 & keep) | g0;
-    h1 = (h1 & keep) | g1;
-    h2 = (h2 & keep) | g2;
+    // h < 5·2^128 < 2p after one more fold (the vector code's h2 may be up to 7).
+    (h0, h1, h2) = fold(u128::from(h0) | u128::from(h1) << 64, h2);
+    // g = h + 5: at or past 2^130 exactly when h >= p, and then g - 2^130 = h - p, whose low
+    // 128 bits are g's.
+    let t = u128::from(h0) + 5;
+    let u = u128::from(h1) + (t >> 64);
+    let g2 = h2 + (u >> 64) as u64;
+    let g = u128::from(t as u64) | u128::from(u as u64) << 64;
+    let take = 0u128.wrapping_sub(u128::from(g2 >> 2));
+    let h = u128::from(h0) | u128::from(h1) << 64;
+    let h = (h & !take) | (g & take);
 
     // h + s mod 2^128.
-    let (s0, s1) = (key_s0, key_s1);
-    h0 += s0 & M44;
-    c = h0 >> 44;
-    h0 &= M44;
-    h1 += (((s0 >> 44) | (s1 << 20)) & M44) + c;
-    c = h1 >> 44;
-    h1 &= M44;
-    h2 += ((s1 >> 24) & M42) + c;
-    h2 &= M42;
-
-    let lo = h0 | (h1 << 44);
-    let hi = (h1 >> 20) | (h2 << 24);
-    let mut tag = [0u8; 16];
-    tag[..8].copy_from_slice(&lo.to_le_bytes());
-    tag[8..].copy_from_slice(&hi.to_le_bytes());
-    tag
+    let tag = h.wrapping_add(u128::from(key_s0) | u128::from(key_s1) << 64);
+    tag.to_le_bytes()
 }
 
 /// Four blocks at a time, in four lanes of 26-bit limbs (Goll and Gueron's layout): lane j
@@ -146,7 +105,6 @@ pub(crate) fn poly1305_words(key: &[u64; 4], msg: &[u8]) -> [u8; 16] {
 /// 26×26-bit products, four lanes of 64 bits.
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    use super::M44;
     use core::arch::x86_64::{
         __m256i, _mm256_add_epi64, _mm256_and_si256, _mm256_extract_epi64, _mm256_loadu_si256,
         _mm256_or_si256, _mm256_set1_epi64x, _mm256_setr_epi64x, _mm256_setzero_si256,
@@ -155,9 +113,9 @@ mod avx2 {
 
     const M26: u64 = (1 << 26) - 1;
 
-    /// r in 26-bit limbs, from its 44-bit limbs.
-    fn limbs26(r: &[u64; 3]) -> [u64; 5] {
-        let v = u128::from(r[0]) | u128::from(r[1]) << 44 | u128::from(r[2]) << 88;
+    /// r in 26-bit limbs, from its two words.
+    fn limbs26(r0: u64, r1: u64) -> [u64; 5] {
+        let v = u128::from(r0) | u128::from(r1) << 64;
         [
             (v as u64) & M26,
             ((v >> 26) as u64) & M26,
@@ -292,11 +250,12 @@ mod avx2 {
         (r, s)
     }
 
-    /// Absorbs `msg` (a non-zero multiple of 64 bytes, all full blocks) from h = 0; gives h in
-    /// 44-bit limbs, for the scalar code to go on from.
+    /// Absorbs `msg` (a non-zero multiple of 64 bytes, all full blocks) from h = 0 under the
+    /// clamped r (two words); gives h as the scalar code keeps it (two words, then at most 7
+    /// above 2^128), for it to go on from.
     #[target_feature(enable = "avx2")]
-    pub(super) fn blocks(r44: &[u64; 3], msg: &[u8]) -> [u64; 3] {
-        let r1 = limbs26(r44);
+    pub(super) fn blocks(r0: u64, r1: u64, msg: &[u8]) -> [u64; 3] {
+        let r1 = limbs26(r0, r1);
         let r2 = mul(&r1, &r1);
         let r3 = mul(&r2, &r1);
         let r4 = mul(&r2, &r2);
@@ -355,17 +314,12 @@ mod avx2 {
             t[i] &= M26;
             t[i + 1] += c;
         }
-        // Into 44/44/42-bit limbs; the top limb may hold a bit or two more than 42, which the
-        // scalar code's carries absorb.
+        // Into two words and what lies above: t4 < 2^27, so at most 7 at 2^128.
         let low = u128::from(t[0])
             | u128::from(t[1]) << 26
             | u128::from(t[2]) << 52
             | u128::from(t[3]) << 78
             | u128::from(t[4] & ((1 << 24) - 1)) << 104;
-        [
-            (low as u64) & M44,
-            ((low >> 44) as u64) & M44,
-            ((low >> 88) as u64) | ((t[4] >> 24) << 40),
-        ]
+        [low as u64, (low >> 64) as u64, t[4] >> 24]
     }
 }
