@@ -1150,7 +1150,9 @@ mod tests {
         // An opened arena holds at least as many bodies as the frame decoder's arena does
         // (ARENA_SIZE / len), flags bytes and all: the longest run back to back is what
         // OPENED_ARENA_SIZE holds.
-        for len in [INLINE_CAP + 1, 100, 1024, 2047, ARENA_PART_MAX] {
+        // 1,056-byte bodies (1,057 with the flags byte) fill an opened arena exactly: eight, the
+        // last to its final byte.
+        for len in [INLINE_CAP + 1, 100, 1024, 1056, 2047, ARENA_PART_MAX] {
             let per_arena = ARENA_SIZE / len;
             let starts: Vec<usize> = (0..2 * per_arena + 1)
                 .map(|_| open_one(len).0.unwrap())
