@@ -178,7 +178,7 @@ impl Config {
                 Pattern::Scale => (vec![64], SCALE_PEERS.to_vec()),
                 Pattern::ScalePub => (vec![1024], SCALE_PEERS.to_vec()),
                 Pattern::ScaleCurve => (vec![1024], SCALE_CURVE_PEERS.to_vec()),
-                Pattern::CurveClients => (vec![1024, 16 * 1024], CURVE_CLIENTS.to_vec()),
+                Pattern::CurveClients => (CURVE_CLIENTS_SIZES.to_vec(), CURVE_CLIENTS.to_vec()),
             };
             for &t in &self.transports {
                 // REQ/REP latency is measured over tcp and ipc; inproc only for PUSH/PULL
@@ -267,6 +267,9 @@ pub const SCALE_CURVE_PEERS: [usize; 3] = [1, 4, 1_000];
 
 /// Clients of the `curveclients` cell: one, and the four.
 pub const CURVE_CLIENTS: [usize; 2] = [1, 4];
+
+/// Message sizes of the `curveclients` cell.
+pub const CURVE_CLIENTS_SIZES: [usize; 2] = [1024, 16 * 1024];
 
 /// How many times more messages the raw stream carries in a PUSH/PULL cell: it runs 3–20×
 /// faster than any ZeroMQ at small sizes, and a run of a few milliseconds would measure

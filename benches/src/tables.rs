@@ -29,6 +29,21 @@ fn plain(v: f64) -> String {
     }
 }
 
+/// One cell per implementation: the tcp cell `label` at `size`, its `metric` shown by `fmt`.
+fn tcp_cells(
+    store: &Store,
+    impls: &[Impl],
+    label: &str,
+    size: usize,
+    metric: &str,
+    fmt: fn(f64) -> String,
+) -> Vec<String> {
+    impls
+        .iter()
+        .map(|i| cell_text(store, &Key::new(i.name(), "tcp", label, size, metric), fmt))
+        .collect()
+}
+
 /// The whole markdown report (without the machine header).
 pub fn markdown(cfg: &Config, store: &Store) -> String {
     let mut md = String::new();
@@ -258,13 +273,7 @@ pub fn markdown(cfg: &Config, store: &Store) -> String {
                 (steady, steady_title, rate),
             ] {
                 let mut row = vec![n.to_string(), what.to_string()];
-                for i in &impls {
-                    row.push(cell_text(
-                        store,
-                        &Key::new(i.name(), "tcp", &label, size_of, metric),
-                        fmt,
-                    ));
-                }
+                row.extend(tcp_cells(store, &impls, &label, size_of, metric, fmt));
                 let _ = writeln!(md, "| {} |", row.join(" | "));
             }
         }
@@ -282,7 +291,7 @@ pub fn markdown(cfg: &Config, store: &Store) -> String {
              multi-client bar: 1.6×).\n"
         );
         head(&mut md, &["size", "N", "figure"], &impls, &[]);
-        let sizes = [1024, 16 * 1024];
+        let sizes = crate::plan::CURVE_CLIENTS_SIZES;
         for s in sizes {
             for &n in &crate::plan::CURVE_CLIENTS {
                 let label = format!("curveclients-{n}");
@@ -291,13 +300,7 @@ pub fn markdown(cfg: &Config, store: &Store) -> String {
                     ("steady_cores", "cores", plain),
                 ] {
                     let mut row = vec![size(s), n.to_string(), what.to_string()];
-                    for i in &impls {
-                        row.push(cell_text(
-                            store,
-                            &Key::new(i.name(), "tcp", &label, s, metric),
-                            fmt,
-                        ));
-                    }
+                    row.extend(tcp_cells(store, &impls, &label, s, metric, fmt));
                     let _ = writeln!(md, "| {} |", row.join(" | "));
                 }
             }
@@ -606,7 +609,7 @@ pub fn bar(cfg: &Config, store: &Store) -> String {
         }
     }
     if cfg.patterns.contains(&crate::spec::Pattern::CurveClients) {
-        for s in [1024, 16 * 1024] {
+        for s in crate::plan::CURVE_CLIENTS_SIZES {
             let m = |imp: &str, n: usize| {
                 store.median(imp, "tcp", &format!("curveclients-{n}"), s, "steady_msg_s")
             };

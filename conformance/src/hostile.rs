@@ -1272,7 +1272,7 @@ fn named_body(name: &str, len: usize) -> Vec<u8> {
     b
 }
 
-/// The bodies sizes the tampering is tried at: one of each tier the receiver opens a box in
+/// The body sizes the tampering is tried at: one of each tier the receiver opens a box in
 /// (inline, its arena, an exact copy, in place in the read buffer: `SLICE_MIN` and up).
 const TAMPER_SIZES: [usize; 4] = [6, 1_000, 4_000, 20_000];
 
