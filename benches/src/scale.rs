@@ -212,8 +212,13 @@ impl Seen {
 }
 
 /// How often the publisher repeats its (5-byte) probe and end marker: rarely enough not to load
-/// a publisher with N connections, often enough to add little to the connect time.
-const PROBE: Duration = Duration::from_millis(20);
+/// a publisher with N connections, often enough to add little to the connect time. Each probe
+/// goes to every SUB connected so far, so the interval grows with N (20 ms up to 1,000 SUBs,
+/// 200 ms for 10,000): at a fixed 20 ms, 10,000 SUBs made 500,000 probe deliveries a second,
+/// which kept every publisher (libzmq's I/O thread too) too busy to accept the rest.
+fn probe(n: usize) -> Duration {
+    Duration::from_millis(20).max(Duration::from_micros(20) * n as u32)
+}
 
 /// The measured socket's listen backlog (BACKLOG), the same for every implementation: large
 /// enough (the kernel caps it at net.core.somaxconn, 4096 here) that a burst of N connects is
@@ -337,7 +342,7 @@ async fn side<R: Runtime>(cell: Cell) -> Samples {
                     break at;
                 }
                 publ.send(copy(&hello)).await.expect("send");
-                sleep::<R>(PROBE).await;
+                sleep::<R>(probe(n)).await;
             };
             let conn = ready - t0;
             sleep::<R>(SETTLE).await;
@@ -353,7 +358,7 @@ async fn side<R: Runtime>(cell: Cell) -> Samples {
                     break d;
                 }
                 publ.send(copy(&end)).await.expect("send");
-                sleep::<R>(PROBE).await;
+                sleep::<R>(probe(n)).await;
             };
             peers.stop();
             Seen {
@@ -436,7 +441,7 @@ fn libzmq_side(cell: &Cell) -> zmq::Result<Samples> {
                 break at;
             }
             publ.send(&hello[..], 0)?;
-            std::thread::sleep(PROBE);
+            std::thread::sleep(probe(n));
         };
         let conn = ready - t0;
         std::thread::sleep(SETTLE);
@@ -452,7 +457,7 @@ fn libzmq_side(cell: &Cell) -> zmq::Result<Samples> {
                 break d;
             }
             publ.send(&end[..], 0)?;
-            std::thread::sleep(PROBE);
+            std::thread::sleep(probe(n));
         };
         peers.stop();
         Ok(Seen {
@@ -666,64 +671,129 @@ fn sealed_clients(
     std::process::exit(0)
 }
 
+/// What the SUB peers have seen, together: how many saw a probe, how many the end marker, how
+/// many data messages arrived and when the first and last of them did.
+#[derive(Default)]
+struct Tally {
+    n: usize,
+    ready: AtomicU64,
+    done: AtomicU64,
+    delivered: AtomicU64,
+    span: Mutex<Option<(Instant, Instant)>>,
+}
+
+impl Tally {
+    /// One SUB received a message tagged `tag`; returns true once that SUB has seen the end.
+    /// Prints `ready` when the last SUB sees its first probe, `done DELIVERED SECONDS` when the
+    /// last sees the end.
+    fn seen(&self, tag: u8, seen_hello: &mut bool) -> bool {
+        match tag {
+            common::TAG_HELLO if !*seen_hello => {
+                *seen_hello = true;
+                if self.ready.fetch_add(1, Ordering::AcqRel) + 1 == self.n as u64 {
+                    println!("ready");
+                }
+            }
+            common::TAG_DATA => {
+                let now = Instant::now();
+                let mut span = self.span.lock().unwrap();
+                span.get_or_insert((now, now)).1 = now;
+                drop(span);
+                self.delivered.fetch_add(1, Ordering::Relaxed);
+            }
+            common::TAG_END => {
+                if self.done.fetch_add(1, Ordering::AcqRel) + 1 == self.n as u64 {
+                    let (f, l) = self.span.lock().unwrap().unwrap_or_else(|| {
+                        let now = Instant::now();
+                        (now, now)
+                    });
+                    println!(
+                        "done {} {}",
+                        self.delivered.load(Ordering::Acquire),
+                        (l - f).as_secs_f64()
+                    );
+                }
+                return true;
+            }
+            _ => {}
+        }
+        false
+    }
+}
+
+/// `n` SUBs subscribed to everything. Each is omq-core's sans-io session over a tokio
+/// `TcpStream`, in a task of its own: no socket, no queue, no connection task behind it, so
+/// 10,000 of them on the peers' two cores read what the publisher sends instead of making it
+/// wait (as 10,000 omq SUB sockets did: the N = 10,000 cell then measured the peers).
 async fn subs(ep: &str, n: usize) -> Result<(), String> {
-    use std::sync::atomic::AtomicUsize;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut lines = stdin_lines();
-    let ready = Arc::new(AtomicUsize::new(0));
-    let done = Arc::new(AtomicUsize::new(0));
-    let delivered = Arc::new(AtomicU64::new(0));
-    let first = Arc::new(Mutex::new(None::<Instant>));
-    let last = Arc::new(Mutex::new(None::<Instant>));
-    let sockets = join_all((0..n).map(|_| async {
-        let s = PeerSocket::new(SocketType::Sub, Options::default()).expect("socket");
-        s.subscribe(b"").expect("subscribe");
-        s.connect(ep).await.expect("connect");
-        s
-    }))
-    .await;
-    let tasks: Vec<_> = sockets
-        .into_iter()
-        .map(|s| {
-            let (ready, done, delivered) = (ready.clone(), done.clone(), delivered.clone());
-            let (first, last) = (first.clone(), last.clone());
+    let addr = ep
+        .strip_prefix("tcp://")
+        .ok_or_else(|| format!("not a tcp endpoint: {ep}"))?
+        .to_owned();
+    let tally = Arc::new(Tally {
+        n,
+        ..Tally::default()
+    });
+    let tasks: Vec<_> = (0..n)
+        .map(|_| {
+            let (addr, tally) = (addr.clone(), tally.clone());
             tokio::spawn(async move {
+                let mut stream = tokio::net::TcpStream::connect(&addr)
+                    .await
+                    .map_err(|x| fail("connect", x))?;
+                stream.set_nodelay(true).map_err(|x| fail("nodelay", x))?;
+                let config = omq_core::SessionConfig::new(SocketType::Sub);
+                let mut session = omq_core::Session::new(config, Instant::now());
+                let mut buf = bytes::BytesMut::with_capacity(SUB_READ);
                 let mut seen_hello = false;
                 loop {
-                    let m = s.recv().await.expect("recv");
-                    let tag = m.get(0).and_then(|p| p.first().copied()).unwrap_or(0);
-                    match tag {
-                        common::TAG_HELLO if !seen_hello => {
-                            seen_hello = true;
-                            if ready.fetch_add(1, Ordering::AcqRel) + 1 == n {
-                                println!("ready");
+                    while let Some(chunk) = session.poll_transmit() {
+                        stream
+                            .write_all(&chunk)
+                            .await
+                            .map_err(|x| fail("write", x))?;
+                    }
+                    if buf.capacity() - buf.len() < SUB_READ / 4 {
+                        buf.reserve(SUB_READ);
+                    }
+                    if stream
+                        .read_buf(&mut buf)
+                        .await
+                        .map_err(|x| fail("read", x))?
+                        == 0
+                    {
+                        return Err("the publisher closed".to_string());
+                    }
+                    session
+                        .handle_input(&mut buf, Instant::now())
+                        .map_err(|x| fail("input", x))?;
+                    while let Some(event) = session.poll_event() {
+                        match event {
+                            omq_core::SessionEvent::HandshakeSucceeded => session
+                                .send_subscribe(b"")
+                                .map_err(|x| fail("subscribe", x))?,
+                            omq_core::SessionEvent::Message(m) => {
+                                let tag = m.get(0).and_then(|p| p.first().copied()).unwrap_or(0);
+                                if tally.seen(tag, &mut seen_hello) {
+                                    return Ok(());
+                                }
                             }
+                            _ => {}
                         }
-                        common::TAG_DATA => {
-                            let now = Instant::now();
-                            first.lock().unwrap().get_or_insert(now);
-                            *last.lock().unwrap() = Some(now);
-                            delivered.fetch_add(1, Ordering::Relaxed);
-                        }
-                        common::TAG_END => {
-                            if done.fetch_add(1, Ordering::AcqRel) + 1 == n {
-                                let f = first.lock().unwrap().unwrap_or_else(Instant::now);
-                                let l = last.lock().unwrap().unwrap_or(f);
-                                println!(
-                                    "done {} {}",
-                                    delivered.load(Ordering::Acquire),
-                                    (l - f).as_secs_f64()
-                                );
-                            }
-                            break;
-                        }
-                        _ => {}
                     }
                 }
             })
         })
         .collect();
-    join_all(tasks).await;
+    for t in join_all(tasks).await {
+        t.map_err(|x| fail("sub task", x))??;
+    }
     // Until stdin closes (the thread then ends the process).
     while lines.recv().await.is_some() {}
     Ok(())
 }
+
+/// Read room of each SUB peer: 10,000 of them hold 160 MB at most.
+const SUB_READ: usize = 16 * 1024;

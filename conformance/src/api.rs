@@ -48,6 +48,10 @@ pub(crate) async fn within<R: Runtime, F: std::future::Future>(f: F) -> F::Outpu
 pub enum Case {
     /// PUSH/PULL over tcp, ipc and abstract ipc with multipart and a 200 KB message.
     PushPull,
+    /// A listener takes connections already waiting in the kernel's queue without waiting for
+    /// a turn of the runtime (a completion-based backend once took one per turn, and a busy
+    /// PUB then accepted a burst of subscribers at a few a second).
+    AcceptWaitingAtOnce,
     /// `tcp://localhost` resolves, for bind and connect.
     HostNames,
     /// Four senders, 5,000 messages each, order kept per sender.
@@ -266,6 +270,48 @@ async fn radio_dish_udp<R: Runtime>() {
     radio.close().await.unwrap();
 }
 
+/// Eight clients connect over tcp and over ipc before the listener accepts anything; once the
+/// first is accepted (a readiness backend learns the listener is readable in a turn of its
+/// loop), each of the other seven is taken on the first poll of its accept.
+async fn accept_waiting_at_once<R: Runtime>() {
+    use omq_driver::Listener;
+    use std::pin::pin;
+    let transport = omq_core::options::TransportOptions::default();
+    for ep in [
+        "tcp://127.0.0.1:0".to_string(),
+        format!("ipc:///tmp/omq-api-{}.sock", unique("accept")),
+    ] {
+        let endpoint: omq_core::Endpoint = ep.parse().unwrap();
+        let (listener, bound) = R::bind(&endpoint, &transport).await.unwrap();
+        let addr = bound.split_once("://").unwrap().1.to_string();
+        // Connected (queued by the kernel) before any accept: blocking connects return once the
+        // handshake is done, with the listener's backlog to hold them.
+        let _clients: Vec<Box<dyn std::any::Any>> = (0..8)
+            .map(|_| -> Box<dyn std::any::Any> {
+                if bound.starts_with("tcp") {
+                    Box::new(std::net::TcpStream::connect(&addr).unwrap())
+                } else {
+                    Box::new(std::os::unix::net::UnixStream::connect(&addr).unwrap())
+                }
+            })
+            .collect();
+        let (mut listener, first) = within::<R, _>(listener.accept()).await;
+        first.unwrap();
+        for i in 1..8 {
+            let mut accept = pin!(listener.accept());
+            match futures_util::poll!(accept.as_mut()) {
+                std::task::Poll::Ready((l, r)) => {
+                    r.unwrap();
+                    listener = l;
+                }
+                std::task::Poll::Pending => {
+                    panic!("{bound}: connection {i} was waiting, yet its accept waited too")
+                }
+            }
+        }
+    }
+}
+
 /// A helper thread's result, waited for without blocking the runtime (on a single-threaded
 /// one, `join` would stop the very sockets the thread talks to).
 async fn joined<R: Runtime, T>(t: std::thread::JoinHandle<T>) -> T {
@@ -289,6 +335,7 @@ async fn run_case<R: Runtime>(case: Case) {
     let d = Options::default;
     match case {
         Case::StreamRawTcp => stream_raw_tcp::<R>().await,
+        Case::AcceptWaitingAtOnce => accept_waiting_at_once::<R>().await,
         Case::RadioDishUdp => radio_dish_udp::<R>().await,
         Case::PushPull => {
             for ep in [
@@ -731,6 +778,7 @@ macro_rules! api_suite {
             use $crate::api::{run_api, Case};
             $crate::api_suite!(@cases $backend;
                 push_pull_over_tcp_and_ipc: PushPull,
+                waiting_connections_are_accepted_at_once: AcceptWaitingAtOnce,
                 host_names_resolve: HostNames,
                 many_senders_keep_their_order: ManySenders,
                 req_rep_and_state_errors: ReqRep,

@@ -153,8 +153,17 @@ impl Datagram for CompioDatagram {
 impl Listener<Compio> for CompioListener {
     async fn accept(self) -> (Self, io::Result<(Reader, Writer)>) {
         let r = match &self {
-            CompioListener::Tcp(l) => l.accept().await.and_then(|(s, _)| tcp_halves(s)),
-            CompioListener::Ipc(l, _) => l.accept().await.map(|(s, _)| ipc_halves(s)),
+            // A connection already waiting is taken at once (see `net::accept_now`).
+            CompioListener::Tcp(l) => match net::accept_now(l) {
+                Ok(Some(fd)) => TcpStream::from_std(fd.into()).and_then(tcp_halves),
+                Ok(None) => l.accept().await.and_then(|(s, _)| tcp_halves(s)),
+                Err(e) => Err(e),
+            },
+            CompioListener::Ipc(l, _) => match net::accept_now(l) {
+                Ok(Some(fd)) => UnixStream::from_std(fd.into()).map(ipc_halves),
+                Ok(None) => l.accept().await.map(|(s, _)| ipc_halves(s)),
+                Err(e) => Err(e),
+            },
         };
         (self, r)
     }

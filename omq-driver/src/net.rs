@@ -164,6 +164,22 @@ pub fn tcp_listener(
     Ok((listener, format!("tcp://{local}")))
 }
 
+/// Takes a connection that is already waiting on a non-blocking listener (those made by
+/// [`tcp_listener`] and [`ipc_listener`]), without waiting: `Ok(None)` when none is.
+///
+/// For completion-based backends, to call before handing an accept to their ring. A ring
+/// completes an accept when the runtime next collects completions, which a busy runtime (a PUB
+/// with thousands of subscribers, say) does once per turn of its whole task queue: there, a
+/// burst of connects was taken at a few a second while the kernel's queue overflowed. A
+/// readiness backend (tokio) and glommio already accept this way.
+pub fn accept_now(listener: impl AsFd) -> io::Result<Option<std::os::fd::OwnedFd>> {
+    match SockRef::from(&listener).accept() {
+        Ok((socket, _)) => Ok(Some(socket.into())),
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// A DISH's udp socket, bound to `host:port` and non-blocking, and its resolved endpoint
 /// text. A multicast address is joined on every interface (the socket binds its port on all
 /// of them, with SO_REUSEADDR, so several DISHes on one host can share a group).

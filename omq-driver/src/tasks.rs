@@ -219,6 +219,27 @@ impl TimerTask {
     }
 }
 
+/// Connections a listener accepts in a row before it lets the runtime's other tasks run.
+const ACCEPT_BURST: u32 = 64;
+
+/// Pending once (waking itself first), then ready: the runtime runs its other tasks between.
+struct YieldNow(bool);
+
+impl Future for YieldNow {
+    type Output = ();
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if self.0 {
+            return std::task::Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
+}
+
 /// Accepts connections on one bound endpoint until told to stop.
 #[derive(Debug)]
 pub(crate) struct ListenerTask<R: Runtime> {
@@ -249,6 +270,7 @@ impl<R: Runtime> ListenerTask<R> {
         } = self;
         let accept = listener.accept().fuse();
         pin_mut!(accept);
+        let mut accepted = 0u32;
         loop {
             let stop = signal.wait().fuse();
             pin_mut!(stop);
@@ -279,6 +301,12 @@ impl<R: Runtime> ListenerTask<R> {
                             // little instead of spinning, as libzmq does.
                             R::sleep_until(R::now() + std::time::Duration::from_millis(100)).await;
                         }
+                    }
+                    // Every backend takes a waiting connection at once, so a burst of connects
+                    // is accepted in one go: let the runtime's other tasks run now and then.
+                    accepted = accepted.wrapping_add(1);
+                    if accepted % ACCEPT_BURST == 0 {
+                        YieldNow(false).await;
                     }
                     accept.set(listener.accept().fuse());
                 }

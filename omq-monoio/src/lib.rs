@@ -101,10 +101,9 @@ fn tcp_halves(s: TcpStream) -> io::Result<(Reader, Writer)> {
     Ok((Reader::Tcp(r), Writer::Tcp(w)))
 }
 
-/// monoio's streams own their descriptor but do not implement `AsFd`.
+/// monoio's streams and listeners own their descriptor but do not implement `AsFd`.
 #[allow(unsafe_code)]
-fn borrow_fd(s: &TcpStream) -> std::os::fd::BorrowedFd<'_> {
-    use std::os::fd::AsRawFd;
+fn borrow_fd<T: std::os::fd::AsRawFd>(s: &T) -> std::os::fd::BorrowedFd<'_> {
     // SAFETY: `s` owns this open descriptor and the borrow cannot outlive `s`.
     unsafe { std::os::fd::BorrowedFd::borrow_raw(s.as_raw_fd()) }
 }
@@ -219,12 +218,49 @@ impl Datagram for MonoioDatagram {
 }
 
 impl Listener<Monoio> for MonoioListener {
+    /// Accepts by readiness on both drivers: a connection already waiting is taken at once
+    /// (`net::accept_now`; an io_uring accept completes only when the runtime next collects
+    /// completions, once per turn of a busy task queue), otherwise the listener waits to be
+    /// readable and tries again. The listener is non-blocking for that; the accepted stream
+    /// is made the way the driver wants it.
     async fn accept(self) -> (Self, io::Result<(Reader, Writer)>) {
-        let r = match &self {
-            MonoioListener::Tcp(l) => l.accept().await.and_then(|(s, _)| tcp_halves(s)),
-            MonoioListener::Ipc(l, _) => l.accept().await.map(|(s, _)| ipc_halves(s)),
+        let r = loop {
+            let taken = match &self {
+                MonoioListener::Tcp(l) => net::accept_now(borrow_fd(l)),
+                MonoioListener::Ipc(l, _) => net::accept_now(borrow_fd(l)),
+            };
+            match taken {
+                Ok(Some(fd)) => break self.adopt(fd),
+                Ok(None) => {}
+                Err(e) => break Err(e),
+            }
+            let ready = match &self {
+                MonoioListener::Tcp(l) => l.readable(false).await,
+                MonoioListener::Ipc(l, _) => l.readable(false).await,
+            };
+            if let Err(e) = ready {
+                break Err(e);
+            }
         };
         (self, r)
+    }
+}
+
+impl MonoioListener {
+    /// The halves of a stream accepted on this listener.
+    fn adopt(&self, fd: std::os::fd::OwnedFd) -> io::Result<(Reader, Writer)> {
+        match self {
+            MonoioListener::Tcp(_) => {
+                let s = std::net::TcpStream::from(fd);
+                s.set_nonblocking(nonblocking())?;
+                tcp_halves(TcpStream::from_std(s)?)
+            }
+            MonoioListener::Ipc(..) => {
+                let s = std::os::unix::net::UnixStream::from(fd);
+                s.set_nonblocking(nonblocking())?;
+                Ok(ipc_halves(UnixStream::from_std(s)?))
+            }
+        }
     }
 }
 
@@ -271,8 +307,9 @@ impl Runtime for Monoio {
         Ok(ipc_halves(UnixStream::from_std(s)?))
     }
 
+    /// Non-blocking on both drivers: its accept goes by readiness (see `MonoioListener`).
     fn tcp_listener(l: std::net::TcpListener) -> io::Result<MonoioListener> {
-        l.set_nonblocking(nonblocking())?;
+        l.set_nonblocking(true)?;
         Ok(MonoioListener::Tcp(TcpListener::from_std(l)?))
     }
 
@@ -280,7 +317,7 @@ impl Runtime for Monoio {
         l: std::os::unix::net::UnixListener,
         path: net::IpcPath,
     ) -> io::Result<MonoioListener> {
-        l.set_nonblocking(nonblocking())?;
+        l.set_nonblocking(true)?;
         Ok(MonoioListener::Ipc(UnixListener::from_std(l)?, path))
     }
 }
