@@ -305,7 +305,7 @@ impl<R: Runtime> ListenerTask<R> {
                     // Every backend takes a waiting connection at once, so a burst of connects
                     // is accepted in one go: let the runtime's other tasks run now and then.
                     accepted = accepted.wrapping_add(1);
-                    if accepted % ACCEPT_BURST == 0 {
+                    if accepted.is_multiple_of(ACCEPT_BURST) {
                         YieldNow(false).await;
                     }
                     accept.set(listener.accept().fuse());
