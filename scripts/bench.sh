@@ -7,7 +7,7 @@
 # it. Arguments pass through to the harness:
 #
 #   scripts/bench.sh --quick          # well under two minutes: 3 sizes, fewer messages, 3 repeats
-#   scripts/bench.sh                  # the full table (about 10 minutes on a 2-vCPU VM)
+#   scripts/bench.sh                  # the full table (about 20 minutes on a 2-vCPU VM)
 #   scripts/bench.sh --only pushpull --transports tcp --sizes 64,1024
 #
 # Results: printed, and written to target/bench/{results.md,results.tsv,samples.tsv}.

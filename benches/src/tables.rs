@@ -254,11 +254,16 @@ pub fn markdown(cfg: &Config, store: &Store) -> String {
         if !cfg.patterns.contains(&pattern) {
             continue;
         }
+        let peers_are = if pattern == crate::spec::Pattern::ScalePub {
+            "SUBs that are omq-core sessions over tokio streams, no socket behind them"
+        } else {
+            "omq sockets"
+        };
         let _ = writeln!(
             md,
-            "\n### Connection scale tcp: {title}\n\nThe peers run in a second process (omq on a \
-             two-worker tokio runtime, the same for every column). Connect: seconds until all N \
-             have handshaken and carried a first message. Memory: resident memory of the \
+            "\n### Connection scale tcp: {title}\n\nThe peers run in a second process ({peers_are} \
+             on a two-worker tokio runtime, the same for every column). Connect: seconds until \
+             all N have handshaken and carried a first message. Memory: resident memory of the \
              measured process with the N connections up and idle, less the same before they \
              came, ÷ N (KiB; peak from VmHWM).\n"
         );
