@@ -204,7 +204,10 @@ impl Runtime for Compio {
         Ok(ipc_halves(UnixStream::from_std(s)?))
     }
 
+    /// Non-blocking (as the driver makes it; set again, since `accept` first tries a plain
+    /// accept, which must not wait).
     fn tcp_listener(l: std::net::TcpListener) -> io::Result<CompioListener> {
+        l.set_nonblocking(true)?;
         Ok(CompioListener::Tcp(TcpListener::from_std(l)?))
     }
 
@@ -212,6 +215,7 @@ impl Runtime for Compio {
         l: std::os::unix::net::UnixListener,
         path: net::IpcPath,
     ) -> io::Result<CompioListener> {
+        l.set_nonblocking(true)?;
         Ok(CompioListener::Ipc(UnixListener::from_std(l)?, path))
     }
 
