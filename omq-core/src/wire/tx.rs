@@ -306,6 +306,14 @@ mod tests {
         out
     }
 
+    /// True when `chunk` is whole frames of `fill_and_hand_out`, each a long-frame header and a
+    /// body of `byte`s.
+    fn frames_of(chunk: &[u8], byte: u8) -> bool {
+        chunk
+            .chunks(1024)
+            .all(|f| f[0] == 2 && f[9..].iter().all(|&b| b == byte))
+    }
+
     /// A filled buffer whose chunks have all been written (dropped) is used again for the
     /// one after next, rather than a new allocation: the third buffer starts where the first
     /// did. A 64 KiB block held meanwhile takes the address a freed buffer would have left.
@@ -322,9 +330,7 @@ mod tests {
             start,
             "the third buffer is the first one again"
         );
-        assert!(second[1]
-            .chunks(1024)
-            .all(|f| f[0] == 2 && f[9..].iter().all(|&b| b == 2)));
+        assert!(frames_of(&second[1], 2));
         drop(filler);
     }
 
@@ -340,15 +346,11 @@ mod tests {
         for round in 2..6u8 {
             for c in fill_and_hand_out(&mut q, round) {
                 assert_ne!(c.as_ptr(), held.as_ptr());
-                assert!(c
-                    .chunks(1024)
-                    .all(|f| f[0] == 2 && f[9..].iter().all(|&b| b == round)));
+                assert!(frames_of(&c, round));
             }
         }
         assert_eq!(held.len(), STAGING);
-        assert!(held
-            .chunks(1024)
-            .all(|f| f[0] == 2 && f[9..].iter().all(|&b| b == 1)));
+        assert!(frames_of(&held, 1));
     }
 
     /// A frame that fills the staging buffer exactly still goes in it: two 256-byte frames
