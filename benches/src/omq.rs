@@ -129,6 +129,13 @@ impl Backend for TokioMt {
     }
 }
 
+/// OMQ_BENCH_EPOLL (set to anything): omq-compio and omq-monoio run on their epoll drivers
+/// instead of io_uring, to tell the kernel's wake-up path apart from omq's (docs/PERFORMANCE.md,
+/// "REQ/REP on compio and monoio").
+fn epoll_wanted() -> bool {
+    std::env::var_os("OMQ_BENCH_EPOLL").is_some()
+}
+
 /// omq-compio with the driver compio picks (io_uring where the kernel allows it).
 #[derive(Debug)]
 pub struct CompioSt;
@@ -136,7 +143,12 @@ pub struct CompioSt;
 impl Backend for CompioSt {
     type R = omq_compio::Compio;
     fn block_on<F: Future>(f: F) -> F::Output {
+        let mut proactor = compio::driver::ProactorBuilder::new();
+        if epoll_wanted() {
+            proactor.driver_type(compio::driver::DriverType::Poll);
+        }
         compio::runtime::RuntimeBuilder::new()
+            .with_proactor(proactor)
             .build()
             .expect("compio runtime")
             .block_on(f)
@@ -150,6 +162,13 @@ pub struct MonoioSt;
 impl Backend for MonoioSt {
     type R = omq_monoio::Monoio;
     fn block_on<F: Future>(f: F) -> F::Output {
+        if epoll_wanted() {
+            return monoio::RuntimeBuilder::<monoio::LegacyDriver>::new()
+                .enable_timer()
+                .build()
+                .expect("monoio runtime")
+                .block_on(f);
+        }
         monoio::RuntimeBuilder::<monoio::FusionDriver>::new()
             .enable_timer()
             .build()
