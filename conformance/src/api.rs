@@ -52,6 +52,9 @@ pub enum Case {
     /// a turn of the runtime (a completion-based backend once took one per turn, and a busy
     /// PUB then accepted a burst of subscribers at a few a second).
     AcceptWaitingAtOnce,
+    /// A write the socket has room for completes on its first poll, over tcp and ipc (a
+    /// completion-based backend must not wait for the runtime to collect it).
+    WriteWithRoomAtOnce,
     /// `tcp://localhost` resolves, for bind and connect.
     HostNames,
     /// Four senders, 5,000 messages each, order kept per sender.
@@ -312,6 +315,46 @@ async fn accept_waiting_at_once<R: Runtime>() {
     }
 }
 
+async fn write_with_room_at_once<R: Runtime>() {
+    use omq_driver::WriteHalf;
+    use std::io::Read;
+    use std::pin::pin;
+    let transport = omq_core::options::TransportOptions::default();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (_r, tcp) = within::<R, _>(R::connect_tcp(addr, &transport))
+        .await
+        .unwrap();
+    let (mut tcp_peer, _) = listener.accept().unwrap();
+    let (ours, mut ipc_peer) = std::os::unix::net::UnixStream::pair().unwrap();
+    let (_r2, ipc) = R::ipc_stream(ours).unwrap();
+    for (name, writer, peer) in [
+        ("tcp", tcp, &mut tcp_peer as &mut dyn Read),
+        ("ipc", ipc, &mut ipc_peer as &mut dyn Read),
+    ] {
+        let mut writer = writer;
+        for round in 0..3 {
+            let chunks = vec![
+                bytes::Bytes::from_static(b"head"),
+                bytes::Bytes::from_static(b"body"),
+            ];
+            let mut write = pin!(writer.write(chunks));
+            match futures_util::poll!(write.as_mut()) {
+                std::task::Poll::Ready((w, _, r)) => {
+                    assert_eq!(r.unwrap(), 8, "{name}");
+                    writer = w;
+                }
+                std::task::Poll::Pending => {
+                    panic!("{name}: write {round} had room, yet it waited")
+                }
+            }
+            let mut got = [0u8; 8];
+            peer.read_exact(&mut got).unwrap();
+            assert_eq!(&got, b"headbody", "{name}");
+        }
+    }
+}
+
 /// A helper thread's result, waited for without blocking the runtime (on a single-threaded
 /// one, `join` would stop the very sockets the thread talks to).
 async fn joined<R: Runtime, T>(t: std::thread::JoinHandle<T>) -> T {
@@ -336,6 +379,7 @@ async fn run_case<R: Runtime>(case: Case) {
     match case {
         Case::StreamRawTcp => stream_raw_tcp::<R>().await,
         Case::AcceptWaitingAtOnce => accept_waiting_at_once::<R>().await,
+        Case::WriteWithRoomAtOnce => write_with_room_at_once::<R>().await,
         Case::RadioDishUdp => radio_dish_udp::<R>().await,
         Case::PushPull => {
             for ep in [
@@ -779,6 +823,7 @@ macro_rules! api_suite {
             $crate::api_suite!(@cases $backend;
                 push_pull_over_tcp_and_ipc: PushPull,
                 waiting_connections_are_accepted_at_once: AcceptWaitingAtOnce,
+                a_write_with_room_completes_at_once: WriteWithRoomAtOnce,
                 host_names_resolve: HostNames,
                 many_senders_keep_their_order: ManySenders,
                 req_rep_and_state_errors: ReqRep,

@@ -124,7 +124,18 @@ impl ReadHalf for Reader {
 }
 
 impl WriteHalf for Writer {
+    /// A write the socket has room for is made at once (`net::write_now`); only one that
+    /// would wait goes to the ring.
     async fn write(mut self, chunks: Vec<Bytes>) -> (Self, Vec<Bytes>, io::Result<usize>) {
+        let now = match &self {
+            Writer::Tcp(s) => net::write_now(s, &chunks),
+            Writer::Ipc(s) => net::write_now(s, &chunks),
+        };
+        match now {
+            Ok(Some(n)) => return (self, chunks, Ok(n)),
+            Ok(None) => {}
+            Err(e) => return (self, chunks, Err(e)),
+        }
         let BufResult(r, chunks) = match &mut self {
             Writer::Tcp(s) => s.write_vectored(chunks).await,
             Writer::Ipc(s) => s.write_vectored(chunks).await,

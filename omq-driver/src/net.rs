@@ -180,6 +180,33 @@ pub fn accept_now(listener: impl AsFd) -> io::Result<Option<std::os::fd::OwnedFd
     }
 }
 
+/// Writes `chunks` to a connected stream socket without waiting: one `sendmsg` with
+/// `MSG_DONTWAIT` (and `MSG_NOSIGNAL`: a closed peer is an `EPIPE` error, never a signal),
+/// whatever blocking mode the descriptor is in. `Ok(None)` when the socket has no room.
+///
+/// For completion-based backends, to call before handing a write to their ring: a ring
+/// completes the write only when the runtime next collects completions, so a connection task
+/// waits a turn of the whole runtime for every write even when the socket had room, which
+/// a PUB writing to thousands of subscribers pays thousands of times a message.
+pub fn write_now(socket: impl AsFd, chunks: &[bytes::Bytes]) -> io::Result<Option<usize>> {
+    let mut slices = [io::IoSlice::new(&[]); WRITE_NOW_SLICES];
+    let n = chunks.len().min(WRITE_NOW_SLICES);
+    for (slice, chunk) in slices.iter_mut().zip(&chunks[..n]) {
+        *slice = io::IoSlice::new(chunk);
+    }
+    let flags = libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL;
+    match SockRef::from(&socket).send_vectored_with_flags(&slices[..n], flags) {
+        Ok(written) => Ok(Some(written)),
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The most chunks [`write_now`] passes to one `sendmsg` (the driver hands at most this many
+/// to a write; a longer list is written in part, as any write may be).
+const WRITE_NOW_SLICES: usize = 64;
+
 /// A DISH's udp socket, bound to `host:port` and non-blocking, and its resolved endpoint
 /// text. A multicast address is joined on every interface (the socket binds its port on all
 /// of them, with SO_REUSEADDR, so several DISHes on one host can share a group).
@@ -429,6 +456,51 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn write_now_never_waits() {
+        use std::io::Read;
+        // Blocking descriptors, as monoio's io_uring driver keeps them: the flags alone must
+        // keep the call from waiting.
+        let (a, mut b) = UnixStream::pair().unwrap();
+        let chunks = [
+            bytes::Bytes::from_static(b"ab"),
+            bytes::Bytes::from_static(b"cd"),
+        ];
+        assert_eq!(write_now(&a, &chunks).unwrap(), Some(4));
+        let mut got = [0u8; 4];
+        b.read_exact(&mut got).unwrap();
+        assert_eq!(&got, b"abcd", "every chunk, in order");
+        // Filled up: a partial write at the edge, then no room, without blocking.
+        let big = [bytes::Bytes::from(vec![7u8; 1 << 16])];
+        let mut total = 0;
+        let none = loop {
+            match write_now(&a, &big).unwrap() {
+                Some(n) => total += n,
+                None => break true,
+            }
+            assert!(total < 1 << 30, "a socket buffer never fills");
+        };
+        assert!(none && total > 0);
+        // The peer gone: EPIPE comes back as an error.
+        drop(b);
+        let e = write_now(&a, &chunks).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::BrokenPipe);
+    }
+
+    #[test]
+    fn write_now_takes_at_most_its_slices() {
+        use std::io::Read;
+        let (a, mut b) = UnixStream::pair().unwrap();
+        let chunks: Vec<bytes::Bytes> = (0..WRITE_NOW_SLICES + 3)
+            .map(|i| bytes::Bytes::from(vec![i as u8; 1]))
+            .collect();
+        assert_eq!(write_now(&a, &chunks).unwrap(), Some(WRITE_NOW_SLICES));
+        let mut got = vec![0u8; WRITE_NOW_SLICES];
+        b.read_exact(&mut got).unwrap();
+        let want: Vec<u8> = (0..WRITE_NOW_SLICES).map(|i| i as u8).collect();
+        assert_eq!(got, want);
+    }
 
     #[test]
     fn tos_is_set_for_the_sockets_own_family() {

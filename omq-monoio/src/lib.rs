@@ -34,6 +34,7 @@
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
+use std::os::fd::{AsRawFd, RawFd};
 use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
@@ -80,10 +81,18 @@ pub enum Reader {
 /// Writing half of a tcp or ipc stream (shuts down writing when dropped, as tokio's does).
 #[derive(Debug)]
 pub enum Writer {
-    /// TCP.
-    Tcp(OwnedWriteHalf<TcpStream>),
-    /// Unix domain socket.
-    Ipc(OwnedWriteHalf<UnixStream>),
+    /// TCP, and the stream's descriptor (monoio's halves do not lend it).
+    Tcp(OwnedWriteHalf<TcpStream>, RawFd),
+    /// Unix domain socket, and its descriptor.
+    Ipc(OwnedWriteHalf<UnixStream>, RawFd),
+}
+
+/// The stream's descriptor, for a write made without the driver (`borrow_fd`).
+impl AsRawFd for Writer {
+    fn as_raw_fd(&self) -> RawFd {
+        let (Writer::Tcp(_, fd) | Writer::Ipc(_, fd)) = self;
+        *fd
+    }
 }
 
 /// A bound listener.
@@ -97,20 +106,24 @@ pub enum MonoioListener {
 
 fn tcp_halves(s: TcpStream) -> io::Result<(Reader, Writer)> {
     s.set_nodelay(true)?;
+    let fd = s.as_raw_fd();
     let (r, w) = s.into_split();
-    Ok((Reader::Tcp(r), Writer::Tcp(w)))
+    Ok((Reader::Tcp(r), Writer::Tcp(w, fd)))
 }
 
-/// monoio's streams and listeners own their descriptor but do not implement `AsFd`.
+/// monoio's streams and listeners own their descriptor but do not implement `AsFd` (nor do
+/// its stream halves, which is why `Writer` keeps its stream's number).
 #[allow(unsafe_code)]
-fn borrow_fd<T: std::os::fd::AsRawFd>(s: &T) -> std::os::fd::BorrowedFd<'_> {
-    // SAFETY: `s` owns this open descriptor and the borrow cannot outlive `s`.
+fn borrow_fd<T: AsRawFd>(s: &T) -> std::os::fd::BorrowedFd<'_> {
+    // SAFETY: `s` keeps this descriptor open while it lives (a listener or stream owns it, a
+    // `Writer`'s half shares ownership of its stream), and the borrow cannot outlive `s`.
     unsafe { std::os::fd::BorrowedFd::borrow_raw(s.as_raw_fd()) }
 }
 
 fn ipc_halves(s: UnixStream) -> (Reader, Writer) {
+    let fd = s.as_raw_fd();
     let (r, w) = s.into_split();
-    (Reader::Ipc(r), Writer::Ipc(w))
+    (Reader::Ipc(r), Writer::Ipc(w, fd))
 }
 
 /// Whether a descriptor handed to monoio must be non-blocking: its legacy driver needs that,
@@ -189,11 +202,18 @@ unsafe impl IoVecBuf for Chunks {
 impl WriteHalf for Writer {
     /// One `writev`, returning what it wrote: the driver keeps the rest after a partial write
     /// (monoio's `write_vectored_all` would resend what was already written).
+    /// A write the socket has room for is made at once (`net::write_now`); only one that
+    /// would wait goes to the driver.
     async fn write(mut self, chunks: Vec<Bytes>) -> (Self, Vec<Bytes>, io::Result<usize>) {
+        match net::write_now(borrow_fd(&self), &chunks) {
+            Ok(Some(n)) => return (self, chunks, Ok(n)),
+            Ok(None) => {}
+            Err(e) => return (self, chunks, Err(e)),
+        }
         let iov = Chunks::new(chunks);
         let (r, iov) = match &mut self {
-            Writer::Tcp(s) => s.writev(iov).await,
-            Writer::Ipc(s) => s.writev(iov).await,
+            Writer::Tcp(s, _) => s.writev(iov).await,
+            Writer::Ipc(s, _) => s.writev(iov).await,
         };
         (self, iov.chunks, r)
     }
