@@ -202,7 +202,6 @@ pub fn write_now(socket: impl AsFd, chunks: &[bytes::Bytes]) -> io::Result<Optio
     match SockRef::from(&socket).send_vectored_with_flags(&slices[..n], flags) {
         Ok(written) => Ok(Some(written)),
         Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
-        Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(None),
         Err(e) => Err(e),
     }
 }
