@@ -21,7 +21,8 @@
 //!
 //! This crate only implements omq-driver's executor traits for compio; every rule lives in
 //! omq-core and the driver. Reads go straight into the driver's `BytesMut` (appended after its
-//! current length, no copy); writes hand the driver's `Bytes` chunks to one vectored send.
+//! current length, no copy); writes hand the driver's `Bytes` chunks to one vectored send,
+//! made at once when the socket has room (`omq_driver::net::write_now`), on the ring otherwise.
 
 use std::future::Future;
 use std::io;

@@ -29,7 +29,8 @@
 //!
 //! This crate only implements omq-driver's executor traits for monoio; every rule lives in
 //! omq-core and the driver. Reads go straight into the driver's `BytesMut` (appended after its
-//! current length, no copy); writes hand the driver's `Bytes` chunks to one `writev`.
+//! current length, no copy); writes hand the driver's `Bytes` chunks to one `writev`, made at
+//! once when the socket has room (`omq_driver::net::write_now`), by the driver otherwise.
 
 use std::future::Future;
 use std::io;
