@@ -9,7 +9,7 @@
 //! Four tiers for received parts, chosen so that memory queued in a pipe is bounded by the
 //! messages' own sizes, never by the size of the buffers they were read into:
 //! - up to [`INLINE_CAP`] bytes: inline, no allocation at all (libzmq's "very small message" is 33
-//!   bytes for the same reason);
+//!   bytes for the same reason; ours is what fits in a `Part` the size of a `Bytes`);
 //! - up to [`ARENA_PART_MAX`] bytes: copied into a shared arena of [`ARENA_SIZE`] bytes (one
 //!   allocation per arena, not per part);
 //! - below [`SLICE_MIN`] bytes: one exact-size allocation (what libzmq does for every message
@@ -31,11 +31,17 @@ use smallvec::SmallVec;
 
 use crate::wire::metadata::Metadata;
 
-/// Largest part kept inline inside the [`Part`] value itself. Measured (omq-tokio, tcp,
-/// 64 B PUSH/PULL, same machine and run): a 30-byte inline area (a `Part` the size of a
-/// `Bytes`) gives 7.3M msg/s; 64 bytes, which makes 64 B messages allocation-free, gives 6.2M:
-/// moving the larger parts through the queues costs more than the allocation saves.
-pub const INLINE_CAP: usize = 30;
+/// Largest part kept inline inside the [`Part`] value itself: the most that keeps a `Part` the
+/// size of a `Bytes` (32 bytes; the inline bytes and their length fit beside the field whose
+/// non-null value tells the two kinds apart). Measured (omq-tokio, tcp, 64 B PUSH/PULL): an
+/// inline area of 64 bytes, which makes 64 B messages allocation-free, ran at 6.2M msg/s against
+/// 7.3M for a `Part` the size of a `Bytes`: moving larger parts through the queues costs more
+/// than the allocation saves. At 30 bytes a `Part` had grown to 40 bytes (and a `Message` to
+/// 112) with the `bytes` release in use; 23 bytes brought it back to 32 (`Message` 96), and
+/// PUSH/PULL rose by 9-19% at 8 B and 64 B on tcp and inproc, every backend measured
+/// (stop 37, docs/PERFORMANCE.md); 30-byte messages, which now allocate on the sending side,
+/// measured level.
+pub const INLINE_CAP: usize = 23;
 
 /// Smallest received part that is sliced out of the read buffer instead of copied.
 pub const SLICE_MIN: usize = 8 * 1024;
@@ -437,6 +443,14 @@ impl<P: Into<Part>> FromIterator<P> for Message {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_part_is_the_size_of_a_bytes() {
+        // Every message is moved by value several times on its way: a `bytes` release that
+        // changes its layout, or an INLINE_CAP raised past what fits, must not grow it unseen.
+        assert_eq!(std::mem::size_of::<Part>(), std::mem::size_of::<Bytes>());
+        assert!(std::mem::size_of::<Message>() <= 96);
+    }
 
     #[test]
     fn part_sizes_choose_representation() {
