@@ -194,6 +194,15 @@ pub fn write_now(socket: impl AsFd, chunks: &[bytes::Bytes]) -> io::Result<Optio
     if chunks[..n].iter().map(|c| c.len()).sum::<usize>() > WRITE_NOW_MAX {
         return Ok(None);
     }
+    send_now(socket, chunks)
+}
+
+/// [`write_now`] without its bound: one `sendmsg` of (at most 64 of) `chunks` with
+/// `MSG_DONTWAIT | MSG_NOSIGNAL`, `Ok(None)` when the socket has no room. For a readiness
+/// backend whose runtime has no vectored write of its own (glommio), which waits for
+/// writability itself when the socket is full.
+pub fn send_now(socket: impl AsFd, chunks: &[bytes::Bytes]) -> io::Result<Option<usize>> {
+    let n = chunks.len().min(WRITE_NOW_SLICES);
     let mut slices = [io::IoSlice::new(&[]); WRITE_NOW_SLICES];
     for (slice, chunk) in slices.iter_mut().zip(&chunks[..n]) {
         *slice = io::IoSlice::new(chunk);

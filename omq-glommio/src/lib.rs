@@ -41,7 +41,7 @@
 
 use std::cell::RefCell;
 use std::future::{poll_fn, Future};
-use std::io::{self, IoSlice};
+use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -172,21 +172,13 @@ impl Conn {
     /// arms its writability poll and the next wake-up tries the `writev` again; should the
     /// socket have drained in between, that `poll_write` writes the first slice itself, which
     /// is still a correct (short) write.
-    fn poll_writev(
-        &mut self,
-        cx: &mut Context<'_>,
-        bufs: &[IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        let flags = libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL;
-        loop {
-            let fd = fd::borrow(&self.stream);
-            match socket2::SockRef::from(&fd).send_vectored_with_flags(bufs, flags) {
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                done => return Poll::Ready(done),
-            }
+    fn poll_writev(&mut self, cx: &mut Context<'_>, chunks: &[Bytes]) -> Poll<io::Result<usize>> {
+        match net::send_now(fd::borrow(&self.stream), chunks) {
+            Ok(Some(n)) => return Poll::Ready(Ok(n)),
+            Ok(None) => {}
+            Err(e) => return Poll::Ready(Err(e)),
         }
-        let first = bufs.first().map_or(&[][..], |b| &b[..]);
+        let first = chunks.first().map_or(&[][..], |b| &b[..]);
         Pin::new(&mut self.stream).poll_write(cx, first)
     }
 }
@@ -248,9 +240,7 @@ impl ReadHalf for Reader {
 
 impl WriteHalf for Writer {
     async fn write(self, chunks: Vec<Bytes>) -> (Self, Vec<Bytes>, io::Result<usize>) {
-        let slices: Vec<IoSlice<'_>> = chunks.iter().map(|c| IoSlice::new(c)).collect();
-        let r = poll_fn(|cx| self.0.borrow_mut().poll_writev(cx, &slices)).await;
-        drop(slices);
+        let r = poll_fn(|cx| self.0.borrow_mut().poll_writev(cx, &chunks)).await;
         (self, chunks, r)
     }
 }
