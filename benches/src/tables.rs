@@ -366,7 +366,8 @@ pub fn markdown(cfg: &Config, store: &Store) -> String {
              (`benches/alloc_counter.c`), median of the repeats. Instructions: valgrind \
              callgrind, user space only, one pair of runs (repeated pairs agree within a few \
              instructions per message); under valgrind the threads run one at a time, so \
-             batching differs from a native run.\n"
+             batching differs from a native run, and it cannot run io_uring: omq-compio and \
+             omq-monoio are counted on their epoll drivers, omq-glommio not at all.\n"
         );
         let _ = writeln!(
             md,

@@ -2,16 +2,18 @@
 //!
 //! A ZeroMQ message is a short list of parts (frames). Each part is either stored inline (small
 //! parts, copied out of the read buffer so that a queued small message never keeps a large read
-//! buffer alive) or held as a [`Bytes`] (larger parts; received ones are copied into a shared
-//! arena or an allocation of their own or, when big, sliced out of the read buffer without a
-//! copy).
+//! buffer alive) or held as a [`Bytes`] (larger parts; copies, sent or received, go into a
+//! shared arena or an allocation of their own; big received ones are sliced out of the read
+//! buffer without a copy).
 //!
 //! Four tiers for received parts, chosen so that memory queued in a pipe is bounded by the
-//! messages' own sizes, never by the size of the buffers they were read into:
+//! messages' own sizes, never by the size of the buffers they were read into (the first three
+//! are also what [`Part::copy_from_slice`] does with a sender's bytes):
 //! - up to [`INLINE_CAP`] bytes: inline, no allocation at all (libzmq's "very small message" is 33
 //!   bytes for the same reason; ours is what fits in a `Part` the size of a `Bytes`);
-//! - up to [`ARENA_PART_MAX`] bytes: copied into a shared arena of [`ARENA_SIZE`] bytes (one
-//!   allocation per arena, not per part);
+//! - up to [`ARENA_PART_MAX`] bytes: copied into the thread's arena of [`ARENA_SIZE`]-byte
+//!   buffers (one allocation per buffer, not per part, and none once the parts of an earlier
+//!   buffer have all been dropped: see [`ARENA_KEPT`]);
 //! - below [`SLICE_MIN`] bytes: one exact-size allocation (what libzmq does for every message
 //!   larger than its inline size);
 //! - from [`SLICE_MIN`] bytes up: a zero-copy slice of the read buffer. The driver sizes its read
@@ -22,6 +24,7 @@
 //! vectored writes), and so is how a [`Message`] holds its parts (up to two without an
 //! allocation of their own): parts are added and removed through the message's methods.
 
+use std::cell::RefCell;
 use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
@@ -29,6 +32,7 @@ use std::sync::Arc;
 use bytes::{Buf, Bytes, BytesMut};
 use smallvec::SmallVec;
 
+use crate::arena::Arena;
 use crate::wire::metadata::Metadata;
 
 /// Largest part kept inline inside the [`Part`] value itself: the most that keeps a `Part` the
@@ -46,9 +50,9 @@ pub const INLINE_CAP: usize = 23;
 /// Smallest received part that is sliced out of the read buffer instead of copied.
 pub const SLICE_MIN: usize = 8 * 1024;
 
-/// Received parts up to this size (and above [`INLINE_CAP`]) are copied into a small shared
-/// arena rather than each into an allocation of its own: one allocation per arena instead of
-/// one per message. A queued part keeps at most its [`ARENA_SIZE`] arena alive, so queued
+/// Parts up to this size (and above [`INLINE_CAP`]), received or copied by a sender, are
+/// copied into a small shared arena rather than each into an allocation of its own: one
+/// allocation per arena buffer instead of one per message. A queued part keeps at most its [`ARENA_SIZE`] arena alive, so queued
 /// memory stays bounded by HWM × 8 KiB for these sizes, never by the read buffer (libzmq's
 /// zero-copy decoder has the same bound: its messages point into its 8 KiB read buffer).
 /// Measured (Python binding, 1 KiB tcp PUSH/PULL, where the runtime thread allocates and the
@@ -56,8 +60,41 @@ pub const SLICE_MIN: usize = 8 * 1024;
 /// free and glibc's arena lock; one per eight parts does not show.
 pub const ARENA_PART_MAX: usize = 2 * 1024;
 
-/// Size of one receive arena.
+/// Size of one arena buffer.
 pub const ARENA_SIZE: usize = 8 * 1024;
+
+/// How many filled arena buffers a thread remembers, to take back once their parts are gone.
+/// Enough for what is in flight on one thread in a stream of small messages: a 64 KiB read of
+/// 64-byte messages fills eight buffers before the first of its messages is received, and a
+/// pipe at the default HWM of 1,000 holds as many. So a thread keeps at most
+/// `(1 + ARENA_KEPT) * ARENA_SIZE` = 136 KiB of arena memory that no part holds.
+pub const ARENA_KEPT: usize = 16;
+
+/// The arena every [`Part::copy_from_slice`] of [`INLINE_CAP`] to [`ARENA_PART_MAX`] bytes on
+/// a thread copies into: the sender's copies of its messages, and the bodies a frame decoder
+/// receives (connections share their thread's, so an idle connection keeps no partly used
+/// buffer of its own). A part keeps its one [`ARENA_SIZE`] buffer alive, as before; a buffer
+/// whose parts have all been dropped is used again (see `arena.rs`), so a steady stream of
+/// small messages allocates nothing (was one allocation a message on the sending side).
+/// Thread-local because a part is made before any socket sees it; it holds no state that
+/// changes what any function returns, only where the bytes are.
+struct ThreadArena;
+
+thread_local! {
+    static THREAD_ARENA: RefCell<Arena<ARENA_SIZE, ARENA_KEPT>> = RefCell::new(Arena::default());
+}
+
+impl ThreadArena {
+    /// A copy of `data` (at most [`ARENA_SIZE`] bytes) in this thread's arena; an allocation of
+    /// its own while the thread's locals are being torn down.
+    fn copy(data: &[u8]) -> Bytes {
+        THREAD_ARENA
+            .try_with(|a| a.try_borrow_mut().ok().map(|mut a| a.copy(data)))
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| Bytes::copy_from_slice(data))
+    }
+}
 
 /// One part (frame) of a message.
 #[derive(Clone)]
@@ -78,7 +115,8 @@ impl Part {
         })
     }
 
-    /// A part holding a copy of `data` (inline when it is small).
+    /// A part holding a copy of `data`: inline when it is small, in this thread's arena up to
+    /// [`ARENA_PART_MAX`] bytes (see [`ThreadArena`]), in an allocation of its own above.
     pub fn copy_from_slice(data: &[u8]) -> Self {
         if data.len() <= INLINE_CAP {
             let mut buf = [0u8; INLINE_CAP];
@@ -87,6 +125,8 @@ impl Part {
                 len: data.len() as u8,
                 data: buf,
             })
+        } else if data.len() <= ARENA_PART_MAX {
+            Part(Repr::Shared(ThreadArena::copy(data)))
         } else {
             Part(Repr::Shared(Bytes::copy_from_slice(data)))
         }
@@ -94,19 +134,8 @@ impl Part {
 
     /// Takes the first `len` bytes of a read buffer as a part, choosing between inline, copy
     /// and zero-copy slice as described in the module docs. `len` must not exceed `buf.len()`.
-    pub(crate) fn take_from(buf: &mut BytesMut, len: usize, arena: &mut BytesMut) -> Self {
+    pub(crate) fn take_from(buf: &mut BytesMut, len: usize) -> Self {
         debug_assert!(len <= buf.len());
-        if len > INLINE_CAP && len <= ARENA_PART_MAX {
-            // `split` below takes all the arena holds, so between parts it is empty and its
-            // capacity is the room left.
-            debug_assert!(arena.is_empty());
-            if arena.capacity() < len {
-                *arena = BytesMut::with_capacity(ARENA_SIZE);
-            }
-            arena.extend_from_slice(&buf[..len]);
-            buf.advance(len);
-            return Part(Repr::Shared(arena.split().freeze()));
-        }
         if len < SLICE_MIN {
             let part = Part::copy_from_slice(&buf[..len]);
             buf.advance(len);
@@ -455,12 +484,11 @@ mod tests {
     #[test]
     fn part_sizes_choose_representation() {
         let mut buf = BytesMut::from(&vec![7u8; 3 * SLICE_MIN][..]);
-        let mut arena = BytesMut::new();
-        let small = Part::take_from(&mut buf, INLINE_CAP, &mut arena);
+        let small = Part::take_from(&mut buf, INLINE_CAP);
         assert!(small.shared().is_none());
-        let mid = Part::take_from(&mut buf, INLINE_CAP + 1, &mut arena);
+        let mid = Part::take_from(&mut buf, INLINE_CAP + 1);
         assert!(mid.shared().is_some());
-        let big = Part::take_from(&mut buf, SLICE_MIN, &mut arena);
+        let big = Part::take_from(&mut buf, SLICE_MIN);
         assert_eq!(big.len(), SLICE_MIN);
         assert_eq!(buf.len(), 3 * SLICE_MIN - SLICE_MIN - 2 * INLINE_CAP - 1);
     }
@@ -476,29 +504,27 @@ mod tests {
     #[test]
     fn four_2k_parts_share_one_8k_arena() {
         let mut buf = BytesMut::from(&vec![7u8; 16 * 1024][..]);
-        let mut arena = BytesMut::new();
-        let first = Part::take_from(&mut buf, 2048, &mut arena);
+        let first = Part::take_from(&mut buf, 2048);
         let mut last = addr(&first);
         for i in 1..4 {
-            let p = Part::take_from(&mut buf, 2048, &mut arena);
+            let p = Part::take_from(&mut buf, 2048);
             assert_eq!(addr(&p), last + 2048, "part {i} shares the arena");
             last = addr(&p);
         }
         // The arena is full: the next part starts another one.
-        let next = Part::take_from(&mut buf, 2048, &mut arena);
+        let next = Part::take_from(&mut buf, 2048);
         assert_ne!(addr(&next), last + 2048);
     }
 
     #[test]
     fn parts_past_2k_get_their_own_allocation() {
         let mut buf = BytesMut::from(&vec![7u8; 8 * 1024][..]);
-        let mut arena = BytesMut::new();
-        let a = Part::take_from(&mut buf, 2049, &mut arena);
+        let a = Part::take_from(&mut buf, 2049);
         assert!(a.shared().is_some());
         // Not a slice of the read buffer: the buffer's next bytes would follow the part's.
         assert_ne!(addr(&a) + a.len(), buf.as_ptr() as usize);
-        let b = Part::take_from(&mut buf, 100, &mut arena);
-        let c = Part::take_from(&mut buf, 100, &mut arena);
+        let b = Part::take_from(&mut buf, 100);
+        let c = Part::take_from(&mut buf, 100);
         assert_ne!(addr(&b), addr(&a) + a.len(), "not in the arena");
         assert_eq!(addr(&c), addr(&b) + 100, "small parts share the arena");
     }
@@ -508,15 +534,40 @@ mod tests {
     #[test]
     fn parts_from_8k_are_slices_of_the_read_buffer() {
         let mut buf = BytesMut::from(&vec![7u8; 32 * 1024][..]);
-        let mut arena = BytesMut::new();
         let at = buf.as_ptr() as usize;
-        let sliced = Part::take_from(&mut buf, 8192, &mut arena);
+        let sliced = Part::take_from(&mut buf, 8192);
         assert_eq!(addr(&sliced), at);
         let at = buf.as_ptr() as usize;
-        let copied = Part::take_from(&mut buf, 8191, &mut arena);
+        let copied = Part::take_from(&mut buf, 8191);
         assert_ne!(addr(&copied), at);
         assert_eq!(copied.len(), 8191);
         assert_eq!(buf.as_ptr() as usize, at + 8191);
+    }
+
+    /// The thread's arena takes buffers back only when no part points into them: a stream of
+    /// 64-byte copies with 500 in flight (about four buffers' worth), and one part held
+    /// throughout, read back intact. (That the stream allocates nothing is
+    /// `tests/allocation_arena.rs`.)
+    #[test]
+    fn parts_in_flight_are_never_written_over() {
+        let held = Part::copy_from_slice(&[0xAB; 64]);
+        let mut in_flight = std::collections::VecDeque::new();
+        for i in 0..100_000u32 {
+            let mut body = [0u8; 64];
+            body[..4].copy_from_slice(&i.to_le_bytes());
+            let p = Part::copy_from_slice(&body);
+            assert!(p.shared().is_some());
+            in_flight.push_back((i, p));
+            if in_flight.len() > 500 {
+                let (j, old) = in_flight.pop_front().unwrap();
+                assert_eq!(
+                    &old[..4],
+                    &j.to_le_bytes(),
+                    "a part in flight was written over"
+                );
+            }
+        }
+        assert_eq!(&held[..], &[0xAB; 64], "a held part was written over");
     }
 
     #[test]

@@ -58,6 +58,7 @@ use super::keys::{CurveKeyPair, CurvePublicKey, Entropy, KEY_LEN};
 use super::{
     peer_error, push_command, refuse, unexpected, AuthReply, AuthRequest, LocalProperties,
 };
+use crate::arena::Arena;
 use crate::error::{CurveError, ProtocolError, SessionError};
 use crate::message::{Part, ARENA_PART_MAX, ARENA_SIZE, INLINE_CAP, SLICE_MIN};
 use crate::wire::command::Command;
@@ -175,7 +176,7 @@ pub struct CurveMechanism {
     message_boxes: Option<MessageBoxes>,
     /// Where opened MESSAGE bodies of up to [`ARENA_PART_MAX`] bytes are decrypted: one
     /// allocation per [`OPENED_ARENA_SIZE`] bytes instead of one per message.
-    arena: BytesMut,
+    arena: Arena<OPENED_ARENA_SIZE, 1>,
     /// Client: the cookie from WELCOME, returned in INITIATE.
     cookie: [u8; COOKIE_LEN],
     /// Server: the key that seals our cookie, wiped once INITIATE has returned it.
@@ -365,7 +366,7 @@ impl CurveMechanism {
             long_box: None,
             session_box: None,
             message_boxes: None,
-            arena: BytesMut::new(),
+            arena: Arena::default(),
             cookie: [0; COOKIE_LEN],
             cookie_key: config.is_server().then_some(cookie_key),
             vouch_nonce,
@@ -875,15 +876,13 @@ impl CurveMechanism {
         let mut plain = if sealed.len() <= ARENA_PART_MAX + 1 {
             // The arena is empty between calls: each body is split off the front of its
             // spare capacity.
-            if self.arena.capacity() < sealed.len() {
-                self.arena = BytesMut::with_capacity(OPENED_ARENA_SIZE);
-            }
-            self.arena.extend_from_slice(sealed);
-            if !opener.open_in_place(tail, &mut self.arena, tag) {
-                self.arena.clear();
+            let arena = self.arena.room(sealed.len());
+            arena.extend_from_slice(sealed);
+            if !opener.open_in_place(tail, arena, tag) {
+                arena.clear();
                 return Err(curve(CurveError::MessageBox));
             }
-            self.arena.split()
+            self.arena.take()
         } else {
             let mut own = BytesMut::from(sealed);
             if !opener.open_in_place(tail, &mut own, tag) {

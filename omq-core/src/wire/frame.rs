@@ -107,17 +107,12 @@ fn peek_header(buf: &[u8]) -> Option<(u8, usize, u64)> {
 #[derive(Debug, Clone, Default)]
 pub struct FrameDecoder {
     max_frame: Option<u64>,
-    /// Where small received bodies are copied (see [`crate::message::ARENA_PART_MAX`]).
-    arena: BytesMut,
 }
 
 impl FrameDecoder {
     /// A decoder that refuses frames larger than `max_frame` bytes (None: no limit).
     pub fn new(max_frame: Option<u64>) -> Self {
-        FrameDecoder {
-            max_frame,
-            arena: BytesMut::new(),
-        }
+        FrameDecoder { max_frame }
     }
 
     /// Takes the next complete frame off the front of `buf`. `Ok(None)` means more bytes are
@@ -126,7 +121,7 @@ impl FrameDecoder {
         let Some((flags, size)) = self.take_header(buf)? else {
             return Ok(None);
         };
-        let body = Part::take_from(buf, size, &mut self.arena);
+        let body = Part::take_from(buf, size);
         Ok(Some(Frame { flags, body }))
     }
 
