@@ -16,17 +16,7 @@ use crate::report::{Key, Stat, Store};
 use crate::spec::{Cell, Impl, Pattern, Transport};
 
 /// The implementations whose cost is counted: every omq backend and layout, then the others.
-pub const IMPLS: [Impl; 9] = [
-    Impl::OmqTokio,
-    Impl::OmqTokioMt,
-    Impl::OmqTokioTasks,
-    Impl::OmqCompio,
-    Impl::OmqMonoio,
-    Impl::OmqGlommio,
-    Impl::Libzmq,
-    Impl::Zmqrs,
-    Impl::Raw,
-];
+pub const IMPLS: [Impl; 9] = Impl::ALL;
 
 /// Sizes at which allocations are counted (8 B fits inline everywhere; 64 B is the issue's).
 pub const ALLOC_SIZES: [usize; 2] = [8, 64];

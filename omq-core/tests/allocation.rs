@@ -3,31 +3,17 @@
 //!
 //! One test per binary: the allocation counters are process-wide.
 
+mod peer;
+
 use std::alloc::System;
 use std::time::Instant;
 
-use bytes::{Bytes, BytesMut};
-use omq_core::wire::command::Command;
-use omq_core::wire::frame::encode_header;
-use omq_core::wire::greeting::{Greeting, MechanismName};
-use omq_core::wire::metadata::Metadata;
+use bytes::BytesMut;
 use omq_core::{Session, SessionConfig, SocketType};
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
-
-fn handshake_bytes() -> Vec<u8> {
-    let mut input = Greeting::ours(MechanismName::NULL, false).encode().to_vec();
-    let mut m = Metadata::new();
-    m.insert("Socket-Type", Bytes::from_static(b"PUSH"));
-    let ready = Command::Ready(m).to_bytes();
-    let mut hdr = BytesMut::new();
-    encode_header(&mut hdr, false, true, ready.len());
-    input.extend_from_slice(&hdr);
-    input.extend_from_slice(&ready);
-    input
-}
 
 #[test]
 fn announced_sizes_reserve_nothing() {
@@ -37,7 +23,7 @@ fn announced_sizes_reserve_nothing() {
         cfg.max_msg_size = max;
         let mut s = Session::new(cfg, now);
         let mut buf = BytesMut::with_capacity(4096);
-        buf.extend_from_slice(&handshake_bytes());
+        buf.extend_from_slice(&peer::null_handshake(b"PUSH"));
         s.handle_input(&mut buf, now).unwrap();
         while s.poll_transmit().is_some() {}
         while s.poll_event().is_some() {}

@@ -4,15 +4,14 @@
 //!
 //! One test per binary: the allocation counters are process-wide.
 
+mod peer;
+
 use std::alloc::System;
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use bytes::{Bytes, BytesMut};
-use omq_core::wire::command::Command;
+use bytes::BytesMut;
 use omq_core::wire::frame::encode_header;
-use omq_core::wire::greeting::{Greeting, MechanismName};
-use omq_core::wire::metadata::Metadata;
 use omq_core::{Part, Session, SessionConfig, SessionEvent, SocketType};
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 
@@ -22,18 +21,6 @@ static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 const N: usize = 100_000;
 /// Messages alive at once: about four arena buffers' worth of 64-byte parts.
 const IN_FLIGHT: usize = 500;
-
-fn handshake_bytes() -> Vec<u8> {
-    let mut input = Greeting::ours(MechanismName::NULL, false).encode().to_vec();
-    let mut m = Metadata::new();
-    m.insert("Socket-Type", Bytes::from_static(b"PUSH"));
-    let ready = Command::Ready(m).to_bytes();
-    let mut hdr = BytesMut::new();
-    encode_header(&mut hdr, false, true, ready.len());
-    input.extend_from_slice(&hdr);
-    input.extend_from_slice(&ready);
-    input
-}
 
 #[test]
 fn small_parts_allocate_nothing_at_steady_state() {
@@ -63,7 +50,7 @@ fn small_parts_allocate_nothing_at_steady_state() {
     let now = Instant::now();
     let mut s = Session::new(SessionConfig::new(SocketType::Pull), now);
     let mut buf = BytesMut::with_capacity(64 * 1024);
-    buf.extend_from_slice(&handshake_bytes());
+    buf.extend_from_slice(&peer::null_handshake(b"PUSH"));
     s.handle_input(&mut buf, now).unwrap();
     while s.poll_transmit().is_some() {}
     while s.poll_event().is_some() {}
