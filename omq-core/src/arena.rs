@@ -37,13 +37,6 @@ impl<const SIZE: usize, const KEPT: usize> Default for Arena<SIZE, KEPT> {
     }
 }
 
-impl<const SIZE: usize, const KEPT: usize> Clone for Arena<SIZE, KEPT> {
-    /// A fresh arena: a clone shares no buffer with the original.
-    fn clone(&self) -> Self {
-        Arena::default()
-    }
-}
-
 impl<const SIZE: usize, const KEPT: usize> Arena<SIZE, KEPT> {
     /// The arena's buffer with room for at least `len` more bytes (`len` at most `SIZE`).
     /// The caller writes the part at its end and takes it with [`Arena::take`] (or clears the
