@@ -40,6 +40,7 @@
 //! connection with a [`CurveError`] naming the cause; nothing from that peer reaches the
 //! application.
 
+use std::cell::RefCell;
 use std::fmt;
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
@@ -60,7 +61,7 @@ use super::{
 };
 use crate::arena::Arena;
 use crate::error::{CurveError, ProtocolError, SessionError};
-use crate::message::{Part, ARENA_PART_MAX, ARENA_SIZE, INLINE_CAP, SLICE_MIN};
+use crate::message::{Part, ARENA_KEPT, ARENA_PART_MAX, ARENA_SIZE, INLINE_CAP, SLICE_MIN};
 use crate::wire::command::Command;
 use crate::wire::frame::{Frame, FLAG_COMMAND, FLAG_MORE};
 use crate::wire::greeting::MechanismName;
@@ -89,6 +90,14 @@ const COOKIE_LEN: usize = 96;
 /// message than plain traffic. A byte more per body that can share an arena (each is over
 /// [`INLINE_CAP`] bytes) makes every arena hold as many bodies as the decoder's does.
 const OPENED_ARENA_SIZE: usize = ARENA_SIZE + ARENA_SIZE / (INLINE_CAP + 1);
+
+thread_local! {
+    /// Where opened MESSAGE bodies of up to [`ARENA_PART_MAX`] bytes are decrypted: the
+    /// thread's, as for the frame decoder's parts (`crate::message`'s thread arena: one
+    /// allocation per [`OPENED_ARENA_SIZE`] bytes, and none once an earlier buffer's bodies
+    /// are all gone), so a connection keeps no partly used buffer of its own.
+    static OPENED: RefCell<Arena<OPENED_ARENA_SIZE, ARENA_KEPT>> = RefCell::new(Arena::default());
+}
 
 /// Flags inside a MESSAGE box (libzmq's `msg_t::more` and `msg_t::command`).
 const BOX_MORE: u8 = 0x01;
@@ -174,9 +183,6 @@ pub struct CurveMechanism {
     /// The session box bound to the MESSAGE nonce prefix of each direction (ours to seal, the
     /// peer's to open), so a message pays for no key derivation.
     message_boxes: Option<MessageBoxes>,
-    /// Where opened MESSAGE bodies of up to [`ARENA_PART_MAX`] bytes are decrypted: one
-    /// allocation per [`OPENED_ARENA_SIZE`] bytes instead of one per message.
-    arena: Arena<OPENED_ARENA_SIZE, 1>,
     /// Client: the cookie from WELCOME, returned in INITIATE.
     cookie: [u8; COOKIE_LEN],
     /// Server: the key that seals our cookie, wiped once INITIATE has returned it.
@@ -366,7 +372,6 @@ impl CurveMechanism {
             long_box: None,
             session_box: None,
             message_boxes: None,
-            arena: Arena::default(),
             cookie: [0; COOKIE_LEN],
             cookie_key: config.is_server().then_some(cookie_key),
             vouch_nonce,
@@ -850,20 +855,15 @@ impl CurveMechanism {
 
     /// Opens the box `sealed` where its plaintext will live, so it is copied once: up to
     /// [`INLINE_CAP`] bytes on the stack and then inline in the part, up to
-    /// [`ARENA_PART_MAX`] into the arena (one allocation per [`OPENED_ARENA_SIZE`] bytes), larger
-    /// ones into an allocation of their own. Gives the inner flags byte and the plaintext.
+    /// [`ARENA_PART_MAX`] into the thread's arena of opened bodies ([`OPENED`]), larger ones
+    /// into an allocation of their own. Gives the inner flags byte and the plaintext.
     fn open_copy(
-        &mut self,
+        &self,
         tail: &[u8; 8],
         tag: &[u8; TAG],
         sealed: &[u8],
     ) -> Result<(u8, Part), SessionError> {
-        // The field itself, not `opener()`: the arena is borrowed beside it.
-        let opener = &self
-            .message_boxes
-            .as_ref()
-            .ok_or(curve(CurveError::MessageBox))?
-            .open;
+        let opener = self.opener()?;
         if sealed.len() <= INLINE_CAP + 1 {
             let mut buf = [0u8; INLINE_CAP + 1];
             let plain = &mut buf[..sealed.len()];
@@ -873,22 +873,31 @@ impl CurveMechanism {
             }
             return Ok((plain[0], Part::copy_from_slice(&plain[1..])));
         }
-        let mut plain = if sealed.len() <= ARENA_PART_MAX + 1 {
-            // The arena is empty between calls: each body is split off the front of its
-            // spare capacity.
-            let arena = self.arena.room(sealed.len());
-            arena.extend_from_slice(sealed);
-            if !opener.open_in_place(tail, arena, tag) {
-                arena.clear();
-                return Err(curve(CurveError::MessageBox));
-            }
-            self.arena.take()
+        let in_arena = if sealed.len() <= ARENA_PART_MAX + 1 {
+            OPENED.try_with(|a| {
+                let mut a = a.try_borrow_mut().ok()?;
+                let room = a.room(sealed.len());
+                room.extend_from_slice(sealed);
+                if opener.open_in_place(tail, room, tag) {
+                    Some(Ok(a.take()))
+                } else {
+                    room.clear();
+                    Some(Err(curve(CurveError::MessageBox)))
+                }
+            })
         } else {
-            let mut own = BytesMut::from(sealed);
-            if !opener.open_in_place(tail, &mut own, tag) {
-                return Err(curve(CurveError::MessageBox));
+            Ok(None)
+        };
+        let mut plain = match in_arena {
+            Ok(Some(opened)) => opened?,
+            // Larger, or the thread's arena is gone (its locals are being torn down).
+            _ => {
+                let mut own = BytesMut::from(sealed);
+                if !opener.open_in_place(tail, &mut own, tag) {
+                    return Err(curve(CurveError::MessageBox));
+                }
+                own
             }
-            own
         };
         let inner = plain[0];
         plain.advance(1);
