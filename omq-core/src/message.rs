@@ -116,7 +116,7 @@ impl Part {
     }
 
     /// A part holding a copy of `data`: inline when it is small, in this thread's arena up to
-    /// [`ARENA_PART_MAX`] bytes (see [`ThreadArena`]), in an allocation of its own above.
+    /// [`ARENA_PART_MAX`] bytes (see [`ARENA_KEPT`]), in an allocation of its own above.
     pub fn copy_from_slice(data: &[u8]) -> Self {
         if data.len() <= INLINE_CAP {
             let mut buf = [0u8; INLINE_CAP];
