@@ -11,10 +11,25 @@
 //! until they are dropped) and a new one is allocated, so memory is never held back from a
 //! queued part, and an arena holds at most `1 + KEPT` buffers of `SIZE` bytes of its own.
 //!
-//! Three arenas use it: the frame decoder's (received bodies), CURVE's (opened bodies) and
-//! the sending thread's, behind [`crate::message::Part::copy_from_slice`].
+//! Two arenas per thread use it, each a thread-local reached through [`with_thread`]: the
+//! one behind [`crate::message::Part::copy_from_slice`] (a sender's copies and every frame
+//! decoder's received bodies) and CURVE's, for opened bodies.
+
+use std::cell::RefCell;
+use std::thread::LocalKey;
 
 use bytes::{Bytes, BytesMut};
+
+/// Runs `f` on this thread's arena behind `key`; `None` while the thread's locals are being
+/// torn down (the caller then makes an allocation of its own).
+pub(crate) fn with_thread<const SIZE: usize, const KEPT: usize, R>(
+    key: &'static LocalKey<RefCell<Arena<SIZE, KEPT>>>,
+    f: impl FnOnce(&mut Arena<SIZE, KEPT>) -> R,
+) -> Option<R> {
+    key.try_with(|a| a.try_borrow_mut().ok().map(|mut a| f(&mut a)))
+        .ok()
+        .flatten()
+}
 
 /// An arena of `SIZE`-byte buffers that remembers up to `KEPT` filled ones to take back.
 #[derive(Debug)]
@@ -137,7 +152,7 @@ mod tests {
     }
 
     #[test]
-    fn without_kept_buffers_each_is_new() {
+    fn with_no_kept_buffers_a_held_part_stays_whole() {
         let mut a: Arena<32, 0> = Arena::default();
         let p = a.copy(&[1; 32]);
         let q = a.copy(&[2; 32]);

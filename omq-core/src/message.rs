@@ -32,7 +32,7 @@ use std::sync::Arc;
 use bytes::{Buf, Bytes, BytesMut};
 use smallvec::SmallVec;
 
-use crate::arena::Arena;
+use crate::arena::{self, Arena};
 use crate::wire::metadata::Metadata;
 
 /// Largest part kept inline inside the [`Part`] value itself: the most that keeps a `Part` the
@@ -52,8 +52,8 @@ pub const SLICE_MIN: usize = 8 * 1024;
 
 /// Parts up to this size (and above [`INLINE_CAP`]), received or copied by a sender, are
 /// copied into a small shared arena rather than each into an allocation of its own: one
-/// allocation per arena buffer instead of one per message. A queued part keeps at most its [`ARENA_SIZE`] arena alive, so queued
-/// memory stays bounded by HWM × 8 KiB for these sizes, never by the read buffer (libzmq's
+/// allocation per arena buffer instead of one per message. A queued part keeps at most its
+/// [`ARENA_SIZE`] arena buffer alive, so queued memory stays bounded by HWM × 8 KiB for these sizes, never by the read buffer (libzmq's
 /// zero-copy decoder has the same bound: its messages point into its 8 KiB read buffer).
 /// Measured (Python binding, 1 KiB tcp PUSH/PULL, where the runtime thread allocates and the
 /// Python thread frees): an allocation per 1 KiB part cost a fifth of the samples in malloc,
@@ -70,30 +70,15 @@ pub const ARENA_SIZE: usize = 8 * 1024;
 /// `(1 + ARENA_KEPT) * ARENA_SIZE` = 136 KiB of arena memory that no part holds.
 pub const ARENA_KEPT: usize = 16;
 
-/// The arena every [`Part::copy_from_slice`] of [`INLINE_CAP`] to [`ARENA_PART_MAX`] bytes on
-/// a thread copies into: the sender's copies of its messages, and the bodies a frame decoder
-/// receives (connections share their thread's, so an idle connection keeps no partly used
-/// buffer of its own). A part keeps its one [`ARENA_SIZE`] buffer alive, as before; a buffer
-/// whose parts have all been dropped is used again (see `arena.rs`), so a steady stream of
-/// small messages allocates nothing (was one allocation a message on the sending side).
-/// Thread-local because a part is made before any socket sees it; it holds no state that
-/// changes what any function returns, only where the bytes are.
-struct ThreadArena;
-
 thread_local! {
+    /// The arena every [`Part::copy_from_slice`] of [`INLINE_CAP`] to [`ARENA_PART_MAX`] bytes
+    /// on a thread copies into: the sender's copies of its messages, and the bodies a frame
+    /// decoder receives (connections share their thread's, so an idle connection keeps no
+    /// partly used buffer of its own). A part keeps its one [`ARENA_SIZE`] buffer alive, as
+    /// before; a buffer whose parts have all been dropped is used again (see `arena.rs`), so a
+    /// steady stream of small messages allocates nothing. Thread-local because a part is made
+    /// before any socket sees it; it changes where the bytes are, never what a function returns.
     static THREAD_ARENA: RefCell<Arena<ARENA_SIZE, ARENA_KEPT>> = RefCell::new(Arena::default());
-}
-
-impl ThreadArena {
-    /// A copy of `data` (at most [`ARENA_SIZE`] bytes) in this thread's arena; an allocation of
-    /// its own while the thread's locals are being torn down.
-    fn copy(data: &[u8]) -> Bytes {
-        THREAD_ARENA
-            .try_with(|a| a.try_borrow_mut().ok().map(|mut a| a.copy(data)))
-            .ok()
-            .flatten()
-            .unwrap_or_else(|| Bytes::copy_from_slice(data))
-    }
 }
 
 /// One part (frame) of a message.
@@ -126,7 +111,10 @@ impl Part {
                 data: buf,
             })
         } else if data.len() <= ARENA_PART_MAX {
-            Part(Repr::Shared(ThreadArena::copy(data)))
+            let b = arena::with_thread(&THREAD_ARENA, |a| a.copy(data));
+            Part(Repr::Shared(
+                b.unwrap_or_else(|| Bytes::copy_from_slice(data)),
+            ))
         } else {
             Part(Repr::Shared(Bytes::copy_from_slice(data)))
         }

@@ -59,7 +59,7 @@ use super::keys::{CurveKeyPair, CurvePublicKey, Entropy, KEY_LEN};
 use super::{
     peer_error, push_command, refuse, unexpected, AuthReply, AuthRequest, LocalProperties,
 };
-use crate::arena::Arena;
+use crate::arena::{self, Arena};
 use crate::error::{CurveError, ProtocolError, SessionError};
 use crate::message::{Part, ARENA_KEPT, ARENA_PART_MAX, ARENA_SIZE, INLINE_CAP, SLICE_MIN};
 use crate::wire::command::Command;
@@ -873,25 +873,24 @@ impl CurveMechanism {
             }
             return Ok((plain[0], Part::copy_from_slice(&plain[1..])));
         }
-        let in_arena = if sealed.len() <= ARENA_PART_MAX + 1 {
-            OPENED.try_with(|a| {
-                let mut a = a.try_borrow_mut().ok()?;
-                let room = a.room(sealed.len());
-                room.extend_from_slice(sealed);
-                if opener.open_in_place(tail, room, tag) {
-                    Some(Ok(a.take()))
-                } else {
-                    room.clear();
-                    Some(Err(curve(CurveError::MessageBox)))
-                }
+        let in_arena = (sealed.len() <= ARENA_PART_MAX + 1)
+            .then(|| {
+                arena::with_thread(&OPENED, |a| {
+                    let room = a.room(sealed.len());
+                    room.extend_from_slice(sealed);
+                    if opener.open_in_place(tail, room, tag) {
+                        Ok(a.take())
+                    } else {
+                        room.clear();
+                        Err(curve(CurveError::MessageBox))
+                    }
+                })
             })
-        } else {
-            Ok(None)
-        };
+            .flatten();
         let mut plain = match in_arena {
-            Ok(Some(opened)) => opened?,
+            Some(opened) => opened?,
             // Larger, or the thread's arena is gone (its locals are being torn down).
-            _ => {
+            None => {
                 let mut own = BytesMut::from(sealed);
                 if !opener.open_in_place(tail, &mut own, tag) {
                     return Err(curve(CurveError::MessageBox));
