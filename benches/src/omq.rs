@@ -119,13 +119,16 @@ impl Backend for TokioMt {
     }
 
     fn shared() -> Option<tokio::runtime::Runtime> {
-        Some(
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(common::mt_workers())
-                .enable_all()
-                .build()
-                .expect("tokio runtime"),
-        )
+        let mut b = tokio::runtime::Builder::new_multi_thread();
+        b.worker_threads(common::mt_workers()).enable_all();
+        // OMQ_BENCH_NO_LIFO (set to anything, in a build with RUSTFLAGS="--cfg tokio_unstable"):
+        // no LIFO slot, to tell tokio's placement of woken tasks apart from omq's own work
+        // (docs/PERFORMANCE.md, "The tasks layout: one worker or two").
+        #[cfg(tokio_unstable)]
+        if std::env::var_os("OMQ_BENCH_NO_LIFO").is_some() {
+            b.disable_lifo_slot();
+        }
+        Some(b.build().expect("tokio runtime"))
     }
 }
 
