@@ -5,11 +5,12 @@
 //! files, connect before bind).
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use futures_util::future::{select, Either};
 use futures_util::StreamExt;
-use omq_driver::{Error, EventKind, Message, Options, Runtime, Socket, SocketType};
+use omq_driver::{Error, EventKind, Message, Options, Runtime, Socket, SocketOption, SocketType};
 
 use crate::backend::Backend;
 
@@ -52,6 +53,9 @@ pub enum Case {
     /// a turn of the runtime (a completion-based backend once took one per turn, and a busy
     /// PUB then accepted a burst of subscribers at a few a second).
     AcceptWaitingAtOnce,
+    /// A listener with many connections waiting accepts them in bursts and lets the runtime's
+    /// other tasks run between (a thread-per-core runtime has no other thread to run them).
+    AcceptBurstYields,
     /// A write the socket has room for completes on its first poll, over tcp and ipc (a
     /// completion-based backend must not wait for the runtime to collect it).
     WriteWithRoomAtOnce,
@@ -370,7 +374,53 @@ const T_JOIN: Duration = Duration::from_secs(30);
 
 /// Runs one case on backend `B`.
 pub fn run_api<B: Backend>(case: Case) {
+    if let Case::AcceptBurstYields = case {
+        return B::block_on_one_thread(accept_burst_yields::<B>());
+    }
     B::block_on(run_case::<B::R>(case));
+}
+
+/// 300 connections wait at once; a probe task on the same thread counts the ACCEPTED events
+/// it finds each time it runs. A listener that took every waiting connection in one go would
+/// show them all in one count (tokio's own budget cuts its accepts at 128 a poll; the
+/// thread-per-core runtimes have none). On one thread: a multi-threaded runtime accepts on a
+/// worker while this thread connects, before the probe ever runs.
+async fn accept_burst_yields<B: Backend>() {
+    const N: usize = 300;
+    let router = Socket::<B::R>::new(SocketType::Router, Options::default()).unwrap();
+    router.set_option(SocketOption::Backlog(1024)).unwrap();
+    let mut monitor = router.monitor();
+    let bound = router.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
+    let addr = bound.trim_start_matches("tcp://").to_string();
+    // Connected before the listener runs again: the kernel completes each handshake and
+    // queues it (within the backlog), so all N wait for an accept at once.
+    let clients: Vec<std::net::TcpStream> = (0..N)
+        .map(|_| std::net::TcpStream::connect(&addr).unwrap())
+        .collect();
+    let (tx, largest) = futures_channel::oneshot::channel();
+    B::spawn(async move {
+        let (mut accepted, mut largest) = (0usize, 0usize);
+        let deadline = B::R::now() + T_JOIN;
+        while accepted < N {
+            assert!(B::R::now() < deadline, "{accepted} of {N} accepted");
+            let mut step = 0;
+            while let Poll::Ready(Some(e)) = futures_util::poll!(monitor.next()) {
+                if e.kind == EventKind::Accepted {
+                    step += 1;
+                }
+            }
+            accepted += step;
+            largest = largest.max(step);
+            B::R::yield_now().await;
+        }
+        let _ = tx.send(largest);
+    });
+    let largest = largest.await.expect("the probe task ended without a count");
+    assert!(
+        largest <= N / 4,
+        "{largest} of {N} connections were accepted while no other task ran"
+    );
+    drop(clients);
 }
 
 async fn run_case<R: Runtime>(case: Case) {
@@ -379,6 +429,7 @@ async fn run_case<R: Runtime>(case: Case) {
     match case {
         Case::StreamRawTcp => stream_raw_tcp::<R>().await,
         Case::AcceptWaitingAtOnce => accept_waiting_at_once::<R>().await,
+        Case::AcceptBurstYields => unreachable!("run_api runs it on its backend"),
         Case::WriteWithRoomAtOnce => write_with_room_at_once::<R>().await,
         Case::RadioDishUdp => radio_dish_udp::<R>().await,
         Case::PushPull => {
@@ -823,6 +874,7 @@ macro_rules! api_suite {
             $crate::api_suite!(@cases $backend;
                 push_pull_over_tcp_and_ipc: PushPull,
                 waiting_connections_are_accepted_at_once: AcceptWaitingAtOnce,
+                a_burst_of_accepts_lets_other_tasks_run: AcceptBurstYields,
                 a_write_with_room_completes_at_once: WriteWithRoomAtOnce,
                 host_names_resolve: HostNames,
                 many_senders_keep_their_order: ManySenders,

@@ -13,6 +13,15 @@ pub trait Backend {
     const NAME: &'static str;
     /// Runs a scenario to completion.
     fn block_on<F: Future>(f: F) -> F::Output;
+    /// Runs a scenario with every task on the calling thread, for one about how tasks share a
+    /// thread (the same as [`Backend::block_on`] but for a multi-threaded runtime).
+    fn block_on_one_thread<F: Future>(f: F) -> F::Output {
+        Self::block_on(f)
+    }
+    /// Starts `f` as a task of its own on the runtime [`Backend::block_on`] is running, for a
+    /// scenario that needs another task beside the socket's (the multi-threaded tokio backend
+    /// may run it on its other worker).
+    fn spawn<F: Future<Output = ()> + Send + 'static>(f: F);
 }
 
 /// omq-tokio, on a two-worker multi-threaded runtime (the default choice of most users).
@@ -30,6 +39,16 @@ impl Backend for TokioBackend {
             .expect("tokio runtime")
             .block_on(f)
     }
+    fn block_on_one_thread<F: Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("tokio runtime")
+            .block_on(f)
+    }
+    fn spawn<F: Future<Output = ()> + Send + 'static>(f: F) {
+        tokio::spawn(f);
+    }
 }
 
 /// omq-compio with the driver compio picks (io_uring where the kernel allows it).
@@ -44,6 +63,9 @@ impl Backend for CompioBackend {
             .build()
             .expect("compio runtime")
             .block_on(f)
+    }
+    fn spawn<F: Future<Output = ()> + Send + 'static>(f: F) {
+        compio::runtime::spawn(f).detach();
     }
 }
 
@@ -64,6 +86,9 @@ impl Backend for CompioPollBackend {
             .expect("compio runtime")
             .block_on(f)
     }
+    fn spawn<F: Future<Output = ()> + Send + 'static>(f: F) {
+        compio::runtime::spawn(f).detach();
+    }
 }
 
 /// omq-monoio with the driver monoio picks (`FusionDriver`: io_uring where the kernel allows
@@ -83,6 +108,9 @@ impl Backend for MonoioBackend {
             .expect("monoio runtime")
             .block_on(omq_monoio::run_then_close(f))
     }
+    fn spawn<F: Future<Output = ()> + Send + 'static>(f: F) {
+        drop(monoio::spawn(f));
+    }
 }
 
 /// omq-monoio forced onto monoio's legacy (epoll) driver, as where io_uring is unavailable.
@@ -101,6 +129,9 @@ impl Backend for MonoioLegacyBackend {
             .expect("monoio runtime")
             .block_on(omq_monoio::run_then_close(f))
     }
+    fn spawn<F: Future<Output = ()> + Send + 'static>(f: F) {
+        drop(monoio::spawn(f));
+    }
 }
 
 /// omq-glommio on a glommio executor on the test's thread (io_uring, thread-per-core).
@@ -112,5 +143,8 @@ impl Backend for GlommioBackend {
     const NAME: &'static str = "glommio";
     fn block_on<F: Future>(f: F) -> F::Output {
         omq_glommio::block_on(f).expect("glommio executor")
+    }
+    fn spawn<F: Future<Output = ()> + Send + 'static>(f: F) {
+        glommio::spawn_local(f).detach();
     }
 }

@@ -207,4 +207,7 @@ impl Backend for AsyncIoBackend {
         // their ipc files) would stay for the life of the thread.
         async_io::block_on(executor().run(omq_driver::run_then_close::<AsyncIo, F>(f)))
     }
+    fn spawn<F: Future<Output = ()> + Send + 'static>(f: F) {
+        executor().spawn(f).detach();
+    }
 }

@@ -88,6 +88,14 @@ pub trait Runtime: Sized + 'static {
     /// Completes at `deadline`.
     fn sleep_until(deadline: Instant) -> impl Future<Output = ()>;
 
+    /// Lets the runtime's other runnable tasks run before the caller goes on (a listener does
+    /// after every burst of accepts). The default wakes the task while it runs and returns
+    /// `Pending` once, which puts it behind the others on tokio, compio, glommio and
+    /// async-io; a runtime that runs such a task again at once (monoio) overrides it.
+    fn yield_now() -> impl Future<Output = ()> + Send {
+        YieldNow(false)
+    }
+
     /// Connects to one tcp address, with TCP_NODELAY and the connection options set:
     /// [`net::tcp_connect_socket`] makes such a socket for a runtime that connects one it is
     /// given; one that makes its own socket in its connect calls [`net::apply_tcp_options`] on
@@ -141,4 +149,22 @@ pub trait Runtime: Sized + 'static {
     /// Takes over a udp socket the driver made ([`net::udp_bind`], [`net::udp_connect`]: bound, connected where it sends, non-blocking). Called
     /// inside the runtime.
     fn datagram(socket: std::net::UdpSocket) -> io::Result<Self::Datagram>;
+}
+
+/// Pending once (waking itself first), then ready: [`Runtime::yield_now`]'s default.
+#[derive(Debug)]
+struct YieldNow(bool);
+
+impl Future for YieldNow {
+    type Output = ();
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if std::mem::replace(&mut self.0, true) {
+            return std::task::Poll::Ready(());
+        }
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
 }

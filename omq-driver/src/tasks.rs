@@ -222,24 +222,6 @@ impl TimerTask {
 /// Connections a listener accepts in a row before it lets the runtime's other tasks run.
 const ACCEPT_BURST: u32 = 64;
 
-/// Pending once (waking itself first), then ready: the runtime runs its other tasks between.
-struct YieldNow(bool);
-
-impl Future for YieldNow {
-    type Output = ();
-    fn poll(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<()> {
-        if self.0 {
-            return std::task::Poll::Ready(());
-        }
-        self.0 = true;
-        cx.waker().wake_by_ref();
-        std::task::Poll::Pending
-    }
-}
-
 /// Accepts connections on one bound endpoint until told to stop.
 #[derive(Debug)]
 pub(crate) struct ListenerTask<R: Runtime> {
@@ -306,7 +288,7 @@ impl<R: Runtime> ListenerTask<R> {
                     // is accepted in one go: let the runtime's other tasks run now and then.
                     accepted = accepted.wrapping_add(1);
                     if accepted.is_multiple_of(ACCEPT_BURST) {
-                        YieldNow(false).await;
+                        R::yield_now().await;
                     }
                     accept.set(listener.accept().fuse());
                 }

@@ -311,6 +311,21 @@ impl Runtime for Monoio {
         monoio::time::sleep_until(monoio::time::Instant::from_std(deadline))
     }
 
+    /// monoio puts a task that is woken while it runs at the front of its queue, so the
+    /// default (a wake-up of itself) would run it again at once: a task of its own, spawned
+    /// behind the others, wakes it instead.
+    fn yield_now() -> impl Future<Output = ()> + Send {
+        let mut asked = false;
+        std::future::poll_fn(move |cx| {
+            if std::mem::replace(&mut asked, true) {
+                return std::task::Poll::Ready(());
+            }
+            let waker = cx.waker().clone();
+            drop(monoio::spawn(async move { waker.wake() }));
+            std::task::Poll::Pending
+        })
+    }
+
     // Listeners come from omq-driver's helpers (socket2/std), not monoio's `bind`, whose
     // SO_REUSEPORT this kernel refuses on Unix sockets. monoio has no blocking pool: names are
     // looked up on a thread of their own (`blocking`'s default).
