@@ -96,6 +96,15 @@ pub trait Runtime: Sized + 'static {
         YieldNow(false)
     }
 
+    /// Whether a connection task yields ([`Runtime::yield_now`]) after each read it has
+    /// decoded and delivered. For a work-stealing runtime whose workers keep the tasks they
+    /// wake to themselves: a yield puts the connection task where an idle worker can take it
+    /// (omq-tokio on its multi-threaded scheduler, docs/PERFORMANCE.md "The tasks layout: one
+    /// worker or two"). Default: no.
+    fn yields_after_input() -> bool {
+        false
+    }
+
     /// Connects to one tcp address, with TCP_NODELAY and the connection options set:
     /// [`net::tcp_connect_socket`] makes such a socket for a runtime that connects one it is
     /// given; one that makes its own socket in its connect calls [`net::apply_tcp_options`] on

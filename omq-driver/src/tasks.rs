@@ -488,6 +488,9 @@ impl<R: Runtime> ConnectionTask<R> {
                                 let batch = if conn.session().is_ready() { READ_SIZE } else { 0 };
                                 buf.reserve(room.max(batch));
                             }
+                            if R::yields_after_input() {
+                                R::yield_now().await;
+                            }
                             if conn.wants_read() {
                                 read.set(r.read(buf).fuse());
                             } else {
