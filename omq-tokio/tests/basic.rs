@@ -232,17 +232,22 @@ async fn authenticator_may_wait_while_the_socket_is_used() {
     other.join().unwrap();
 }
 
-/// Connection tasks yield after each read on the multi-threaded scheduler only, where a
-/// parked worker may then take them (docs/PERFORMANCE.md, "The tasks layout: one worker or
+/// Connection tasks yield after each read on the multi-threaded scheduler with two workers or
+/// more only, where a parked worker may then take them (docs/PERFORMANCE.md, "The tasks layout: one worker or
 /// two"); a current-thread runtime has no other worker and pays nothing.
 #[test]
-fn connection_tasks_yield_after_input_on_the_multi_threaded_scheduler_only() {
+fn connection_tasks_yield_after_input_only_where_another_worker_can_take_them() {
     use omq_driver::Runtime;
     let multi = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .build()
         .unwrap();
     assert!(multi.block_on(async { omq_tokio::Tokio::yields_after_input() }));
+    let one_worker = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .build()
+        .unwrap();
+    assert!(!one_worker.block_on(async { omq_tokio::Tokio::yields_after_input() }));
     let current = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
