@@ -173,13 +173,13 @@ impl Runtime for Tokio {
         tokio::time::sleep_until(deadline.into())
     }
 
-    /// On the multi-threaded scheduler with more than one worker only. A task a worker wakes goes to that worker's LIFO
-    /// slot, which the other workers do not steal from, and they are woken only when a worker
-    /// has two tasks queued: the chain of wake-ups between two sockets' tasks and their
-    /// connection tasks could stay on one worker for a whole run while the other slept (half
-    /// the rate, in a third of the 4 KiB runs measured). A yield after each read puts the
-    /// connection task in the queue others steal from and wakes a parked worker. Not with one
-    /// worker (the Python binding's runtime): there is no other.
+    /// On the multi-threaded scheduler with more than one worker only. A task a worker wakes
+    /// goes to that worker's LIFO slot, which the other workers do not steal from, and they are
+    /// woken only when a worker has two tasks queued: the chain of wake-ups between two
+    /// sockets' tasks and their connection tasks could stay on one worker for a whole run
+    /// while the other slept (half the rate, in a third of the 4 KiB runs measured). A yield
+    /// after each read puts the connection task in the queue others steal from and wakes a
+    /// parked worker. Not with one worker (the Python binding's runtime): there is no other.
     fn yields_after_input() -> bool {
         tokio::runtime::Handle::try_current().is_ok_and(|h| {
             h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
