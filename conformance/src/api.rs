@@ -332,6 +332,11 @@ async fn write_with_room_at_once<R: Runtime>() {
     let (mut tcp_peer, _) = listener.accept().unwrap();
     let (ours, mut ipc_peer) = std::os::unix::net::UnixStream::pair().unwrap();
     let (_r2, ipc) = R::ipc_stream(ours).unwrap();
+    // A readiness runtime learns that a stream it has just registered is writable from its
+    // reactor's next poll (tokio's multi-threaded one on another worker): give it that poll,
+    // as the tcp stream had while connecting, so the writes below meet a socket known to have
+    // room (1 run in 20 on tokio failed its first ipc write without this).
+    R::sleep_until(R::now() + Duration::from_millis(20)).await;
     for (name, writer, peer) in [
         ("tcp", tcp, &mut tcp_peer as &mut dyn Read),
         ("ipc", ipc, &mut ipc_peer as &mut dyn Read),
