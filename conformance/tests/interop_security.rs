@@ -108,7 +108,7 @@ fn await_auth(s: &mut BlockingSession) -> AuthRequest {
             .iter()
             .position(|e| matches!(e, SessionEvent::AuthRequest(_)));
         if let Some(SessionEvent::AuthRequest(r)) = at.map(|i| s.events.remove(i)) {
-            request = Some(r);
+            request = Some(*r);
         }
         request.is_some()
     })

@@ -142,7 +142,7 @@ impl Connection {
         while let Some(e) = self.session.poll_event() {
             match e {
                 SessionEvent::AuthRequest(r) => {
-                    found = Some(r);
+                    found = Some(*r);
                     break;
                 }
                 e => before.push(e),

@@ -181,8 +181,9 @@ pub enum SessionEvent {
     /// The peer left a group.
     Leave(Bytes),
     /// The handshake waits for the owner to let the peer in or keep it out: answer with
-    /// [`Session::handle_auth_reply`] (see [`crate::mechanism::AuthRequest`]).
-    AuthRequest(AuthRequest),
+    /// [`Session::handle_auth_reply`] (see [`crate::mechanism::AuthRequest`]). Boxed: it comes
+    /// once per connection and is larger than a message, which every other event carries.
+    AuthRequest(Box<AuthRequest>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -438,7 +439,7 @@ impl Session {
     /// Passes on a question the mechanism has for the owner (see [`SessionEvent::AuthRequest`]).
     fn take_auth_request(&mut self) {
         if let Some(request) = self.mechanism.take_auth_request() {
-            self.events.push_back(SessionEvent::AuthRequest(request));
+            self.events.push_back(SessionEvent::AuthRequest(Box::new(request)));
         }
     }
 
@@ -569,11 +570,17 @@ impl Session {
             }
             .into());
         }
-        self.partial.push(body);
         if more {
+            self.partial.push(body);
             return Ok(());
         }
-        let mut msg = std::mem::take(&mut self.partial);
+        // A one-part message (most are) is built from its body directly, not through `partial`.
+        let mut msg = if self.partial.is_empty() {
+            Message::from(body)
+        } else {
+            self.partial.push(body);
+            std::mem::take(&mut self.partial)
+        };
         // ZMTP 3.0 subscriptions are messages whose first byte is 1 (subscribe) or 0 (cancel);
         // libzmq accepts them from any peer, so do we.
         if self.config.socket_type.receives_subscriptions() {

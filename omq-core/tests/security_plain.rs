@@ -31,7 +31,7 @@ fn auth_requests(events: &[SessionEvent]) -> Vec<AuthRequest> {
     events
         .iter()
         .filter_map(|e| match e {
-            SessionEvent::AuthRequest(r) => Some(r.clone()),
+            SessionEvent::AuthRequest(r) => Some((**r).clone()),
             _ => None,
         })
         .collect()
