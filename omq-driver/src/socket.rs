@@ -325,7 +325,33 @@ impl<R: Runtime> Socket<R> {
     /// A send that returned `Ok` is queued whole; one whose future is dropped before
     /// completing has sent nothing.
     pub async fn send(&self, msg: impl Into<Message>) -> Result<(), Error> {
-        let mut msg = msg.into();
+        // The first attempt needs none of the waiting machinery (a listener, a timer: 432
+        // bytes on tokio), and a caller moves its whole future into place at every send: only
+        // a send that must wait builds it, in a box of its own, as the listener it waits on
+        // already is.
+        let msg = {
+            let shared = self.shared();
+            let mut st = shared.lock();
+            match st.core.send(msg.into()) {
+                Ok(()) => {
+                    shared.finish(st);
+                    return Ok(());
+                }
+                Err(e) => match Error::from_send(e) {
+                    (Error::WouldBlock, m)
+                        if st.core.options().get_send_timeout() != Some(Duration::ZERO) =>
+                    {
+                        m
+                    }
+                    (err, _) => return Err(err),
+                },
+            }
+        };
+        Box::pin(self.send_waiting(msg)).await
+    }
+
+    /// [`Socket::send`] once the first attempt found no room.
+    async fn send_waiting(&self, mut msg: Message) -> Result<(), Error> {
         let shared = self.shared();
         let mut deadline: Option<Option<Instant>> = None;
         loop {
@@ -377,6 +403,25 @@ impl<R: Runtime> Socket<R> {
     /// Receives a message, waiting up to RCVTIMEO (forever by default). A receive whose
     /// future is dropped before completing takes nothing off the queue.
     pub async fn recv(&self) -> Result<Message, Error> {
+        // As in `send`: the waiting machinery is built, boxed, only for a receive that waits.
+        {
+            let shared = self.shared();
+            let mut st = shared.lock();
+            match st.recv(shared) {
+                Ok(m) => {
+                    shared.finish(st);
+                    return Ok(m);
+                }
+                Err(omq_core::RecvError::WouldBlock)
+                    if st.core.options().get_recv_timeout() != Some(Duration::ZERO) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Box::pin(self.recv_waiting()).await
+    }
+
+    /// [`Socket::recv`] once the first look found nothing.
+    async fn recv_waiting(&self) -> Result<Message, Error> {
         let shared = self.shared();
         let mut deadline: Option<Option<Instant>> = None;
         loop {
