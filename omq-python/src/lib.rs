@@ -903,7 +903,9 @@ impl RawSocket {
         flags: i32,
         want_meta: bool,
     ) -> PyResult<(Bound<'py, PyBytes>, Option<Extra>)> {
-        {
+        // One look under the lock: the rest of a message being read, else a stashed message
+        // (what `recv_msg` would look at first; it checks the socket is open, so do we).
+        let stashed = {
             let mut rx = lock(&self.rx.rx);
             if let Some(p) = rx.parts.pop_front() {
                 let extra = want_meta.then(|| Extra {
@@ -913,21 +915,35 @@ impl RawSocket {
                 });
                 return Ok((PyBytes::new(py, p.as_slice()), extra));
             }
+            self.sock()?;
+            rx.stash.pop_front()
+        };
+        let msg = match stashed {
+            Some(m) => {
+                self.received();
+                m
+            }
+            None => self.recv_msg(py, flags & 1 != 0)?,
+        };
+        let several = msg.len() > 1;
+        if !several && !want_meta {
+            // The common case: one frame, no properties wanted; the metadata's count (shared
+            // with the runtime thread that set it) is left alone.
+            let b = PyBytes::new(py, msg.parts().first().map_or(&[][..], |p| p.as_slice()));
+            return Ok((b, None));
         }
-        let msg = self.recv_msg(py, flags & 1 != 0)?;
         let meta = msg.shared_metadata().cloned();
         let extra = want_meta.then(|| Extra {
             meta: meta.clone(),
             routing_id: msg.routing_id(),
             group: msg.group().map(Bytes::copy_from_slice),
         });
-        let several = msg.len() > 1;
         let mut parts = msg.into_parts();
         let first = parts.next();
         if several {
             let mut rx = lock(&self.rx.rx);
             rx.parts.extend(parts);
-            rx.meta = meta.clone();
+            rx.meta = meta;
         }
         let b = PyBytes::new(py, first.as_ref().map_or(&[][..], |p| p.as_slice()));
         Ok((b, extra))
