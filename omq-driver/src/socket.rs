@@ -355,7 +355,10 @@ impl<R: Runtime> Socket<R> {
         let shared = self.shared();
         let mut deadline: Option<Option<Instant>> = None;
         loop {
-            let (listener, _waiting) = {
+            // Listens before it looks (a notification in between is not lost), on this
+            // future's own stack: the box it lives in is the wait's only allocation.
+            event_listener::listener!(shared.send_ready => listener);
+            let _waiting = {
                 let mut st = shared.lock();
                 match st.core.send(msg) {
                     Ok(()) => {
@@ -371,9 +374,7 @@ impl<R: Runtime> Socket<R> {
                         // The clock is read only once a send has to wait.
                         deadline.get_or_insert_with(|| timeout.map(|t| R::now() + t));
                         msg = m;
-                        let listener = shared.send_ready.listen();
-                        let waiting = Waiting::new(shared, &mut st, true);
-                        (listener, waiting)
+                        Waiting::new(shared, &mut st, true)
                     }
                 }
             };
@@ -425,7 +426,8 @@ impl<R: Runtime> Socket<R> {
         let shared = self.shared();
         let mut deadline: Option<Option<Instant>> = None;
         loop {
-            let (listener, _waiting) = {
+            event_listener::listener!(shared.recv_ready => listener);
+            let _waiting = {
                 let mut st = shared.lock();
                 match st.recv(shared) {
                     Ok(m) => {
@@ -438,9 +440,7 @@ impl<R: Runtime> Socket<R> {
                             return Err(Error::WouldBlock);
                         }
                         deadline.get_or_insert_with(|| timeout.map(|t| R::now() + t));
-                        let listener = shared.recv_ready.listen();
-                        let waiting = Waiting::new(shared, &mut st, false);
-                        (listener, waiting)
+                        Waiting::new(shared, &mut st, false)
                     }
                     Err(e) => return Err(e.into()),
                 }
@@ -602,7 +602,7 @@ impl<R: Runtime> Socket<R> {
 
 /// Waits for `listener` or the deadline; false when the deadline came first.
 async fn wait_until<R: Runtime>(
-    listener: event_listener::EventListener,
+    listener: impl Future<Output = ()>,
     deadline: Option<Instant>,
 ) -> bool {
     match deadline {
