@@ -776,6 +776,7 @@ impl Socket {
     /// A whole message arrived on `pipe`. `Err` gives it back when the pipe's incoming queue is
     /// at RCVHWM: stop reading that connection until [`Action::ResumeRead`], then offer the
     /// message again.
+    #[inline]
     pub fn handle_message(&mut self, pipe: PipeId, msg: Message) -> Result<(), Message> {
         let (pattern, mut ctx) = self.split();
         pattern.handle_message(&mut ctx, pipe, msg)
@@ -1143,6 +1144,7 @@ impl Socket {
     }
 
     /// Receives a message, or says why there is none now. Never waits.
+    #[inline]
     pub fn recv(&mut self) -> Result<Message, RecvError> {
         if self.closed {
             return Err(RecvError::Closed);

@@ -138,11 +138,13 @@ impl Ctx<'_> {
 
     /// The next message in turn from the pipes' incoming queues, and its pipe. The caller
     /// calls [`Ctx::maybe_resume`] once it is done with the pipe.
+    #[inline]
     pub(crate) fn pop(&mut self) -> Option<(PipeId, Message)> {
         self.fq.pop(self.pipes)
     }
 
     /// Fair-queued receive: the next message in turn, its pipe resumed if it may be.
+    #[inline]
     pub(crate) fn fair_recv(&mut self) -> Result<Message, RecvError> {
         let (id, msg) = self.pop().ok_or(RecvError::WouldBlock)?;
         self.maybe_resume(id);
@@ -181,6 +183,7 @@ impl Ctx<'_> {
 
     /// Puts a received message in its pipe's incoming queue. Gives it back when the queue is
     /// at RCVHWM (the pipe is then paused); drops it when the pipe is gone or not active.
+    #[inline]
     pub(crate) fn push_inbound(&mut self, pipe: PipeId, msg: Message) -> Result<(), Message> {
         let hwm = self.options.rcvhwm;
         let conflate = self.options.conflate;

@@ -25,6 +25,7 @@ impl FairQueue {
     }
 
     /// Takes the next message in turn.
+    #[inline]
     pub fn pop(&mut self, pipes: &mut Pipes) -> Option<(PipeId, Message)> {
         while let Some(id) = self.ready.pop_front() {
             let Some(p) = pipes.get_mut(id) else {
