@@ -439,7 +439,8 @@ impl Session {
     /// Passes on a question the mechanism has for the owner (see [`SessionEvent::AuthRequest`]).
     fn take_auth_request(&mut self) {
         if let Some(request) = self.mechanism.take_auth_request() {
-            self.events.push_back(SessionEvent::AuthRequest(Box::new(request)));
+            self.events
+                .push_back(SessionEvent::AuthRequest(Box::new(request)));
         }
     }
 
