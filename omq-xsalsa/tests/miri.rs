@@ -16,8 +16,9 @@ fn every_simd_path_matches_rustcrypto() {
     let key = [7u8; 32];
     let nonce = [9u8; 24];
     // 0: nothing; 40: blocks 0 and 1 together; 200: one-block tail; 600: an 8-block stride
-    // and a partial one (the Poly1305 four-lane code from 256 bytes).
-    for len in [0usize, 40, 200, 600] {
+    // and a partial one (the Poly1305 four-lane code from 256 bytes); with AVX-512F, 1,100: a
+    // 16-block stride and a short rest, 1,700: a 16-block stride and a rest through a buffer.
+    for len in [0usize, 40, 200, 600, 1100, 1700] {
         let plain: Vec<u8> = (0..len).map(|i| (i * 31 + 7) as u8).collect();
         let theirs = XSalsa20Poly1305::new((&key).into());
         let mut expected = plain.clone();
