@@ -1,13 +1,13 @@
 //! XSalsa20-Poly1305, NaCl's `crypto_secretbox`, the cipher of every CurveZMQ box, written for
 //! the shape of omq's CURVE traffic: many short messages, each sealed or opened in place.
 //!
-//! - **Salsa20** runs eight blocks at once in AVX2 registers when the CPU has AVX2 (detected at
-//!   run time, no `target-cpu` flag), single blocks in SSE2 diagonals, and plain lane loops on
-//!   other CPUs.
+//! - **Salsa20** runs sixteen blocks at once in 512-bit registers when the CPU has AVX-512F
+//!   and VL, eight in AVX2 registers when it has AVX2 (both detected at run time, no
+//!   `target-cpu` flag), single blocks in SSE2 diagonals, and plain lane loops on other CPUs.
 //! - **Poly1305** keeps h in base 2^64 (two words and a few bits above) and multiplies by r's
 //!   two words, four 64×64→128-bit products a block, with no set-up cost, so a 64-byte message
-//!   pays only for its few blocks; from
-//!   256 bytes, four blocks at a time in AVX2 (26-bit limbs, `vpmuludq`).
+//!   pays only for its few blocks; from 256 bytes, eight blocks at a time in AVX-512 or four
+//!   in AVX2 (26-bit limbs, `vpmuludq`).
 //! - **Nonce prefixes**: XSalsa20's subkey depends only on the key and the nonce's first 16
 //!   bytes, which CurveZMQ fixes per direction, so [`PrefixBox`] derives it once.
 //!
