@@ -6,7 +6,11 @@
 //! libzmq's inproc does. The sender's dispatch takes each message into the lane under its own
 //! lock; the receiver takes the lane in whole when it has nothing left to receive, so a busy
 //! receiver is neither locked nor woken per message. Only when the receiver found the lane
-//! empty (it may be waiting) does the sender deliver at once, with one wake-up. Moves happen
+//! empty (it may be waiting) does the sender deliver at once, with one wake-up. While the
+//! receiver is busy the sender does not even touch the lane per message: it puts one message
+//! in, marks the lane `parked`, and leaves the rest in its own pipe; the receiver, when it has
+//! read the lane dry, moves the sender's pipe over in one batch ([`Shared::lock_recv`]), and a
+//! sender that runs out of room does the same ([`Shared::lock_send`]). Moves happen
 //! inline, in whichever task found messages or room, never in a task of their own. The two
 //! sockets' locks are never held together; a lane's lock is taken inside either.
 //!
@@ -73,6 +77,13 @@ struct Lane {
     room: usize,
     /// The receiver found `q` empty and may be waiting: whoever takes next delivers at once.
     idle: bool,
+    /// The sender stopped taking while the receiver was busy: what follows waits in the
+    /// sending pipe (which keeps its pending `Flush`, so further sends emit none and touch
+    /// neither the lane nor the receiver) until someone moves it with
+    /// [`Link::transfer_lane`]: the receiver once it has read the lane dry, or the sender
+    /// when it needs the room. Read and written under the lane's lock only, where `take`
+    /// decides: either the sender saw `idle`, or the receiver sees `parked`.
+    parked: bool,
 }
 
 impl Default for Lane {
@@ -82,12 +93,38 @@ impl Default for Lane {
             spare: VecDeque::new(),
             room: 0,
             idle: true,
+            parked: false,
         }
     }
 }
 
 fn lock(lane: &Mutex<Lane>) -> std::sync::MutexGuard<'_, Lane> {
     lane.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// How [`Link::take`] stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Took {
+    /// The sending pipe is empty (its next message comes with a new `Flush`). `deliver`: the
+    /// lane must go to the receiver now: it may be waiting, a command is among what was
+    /// taken (commands go at once: the peer may never receive), or the taker is eager (a
+    /// closing sender, or a mover).
+    Drained { deliver: bool },
+    /// The receiver is busy: one message went into the lane and the rest waits in the pipe.
+    Parked,
+    /// The lane holds all the room the receiver had; the pipe may hold more.
+    Full,
+}
+
+impl Took {
+    /// Whether a mover ([`Link::transfer_lane`]) must run.
+    pub(crate) fn needs_mover(self) -> bool {
+        match self {
+            Took::Drained { deliver } => deliver,
+            Took::Parked => false,
+            Took::Full => true,
+        }
+    }
 }
 
 /// Binds an inproc name for a socket and joins every connection waiting for it.
@@ -124,10 +161,12 @@ pub(crate) fn unbind(shared: &Arc<Shared>, name: &str) {
 }
 
 /// Lets go of everything a closing socket has in-process: its bound names and its links.
+/// What it parked goes first, as it would have been in the lanes.
 pub(crate) fn release_all(shared: &Arc<Shared>) {
     lock_registry()
         .bound
         .retain(|_, w| w.as_ptr() != Arc::as_ptr(shared));
+    shared.settle_out();
     let links: Vec<Arc<Link>> = shared.with(|st| st.inproc.drain().map(|(_, l)| l).collect());
     for link in links {
         link.unlink(shared);
@@ -239,39 +278,52 @@ impl Link {
     }
 
     /// Takes what the sending pipe of end `from` has into its lane, as far as the receiver has
-    /// room, under the sender's lock (the dispatch of the pipe's `Flush`). Returns whether a
-    /// mover must run ([`Link::transfer_lane`]): the receiver may be waiting, a command is
-    /// among them (commands go at once: the peer may never receive), `eager` (a closing
-    /// sender), or the room ran out with more in the pipe.
-    pub(crate) fn take(&self, from: usize, core: &mut Core, eager: bool) -> bool {
+    /// room, under the sender's lock (the dispatch of the pipe's `Flush`). A busy receiver
+    /// (not `idle`) gets one message and the lane is `parked`: the rest stays in the pipe.
+    pub(crate) fn take(&self, from: usize, core: &mut Core, eager: bool) -> Took {
         let pipe = self.ends[from].pipe;
         let mut lane = lock(&self.lanes[from]);
+        let defer = !lane.idle && !eager;
         let mut command = false;
         while lane.room > 0 {
             match core.poll_transmit(pipe) {
                 Some(o) => {
-                    command |= matches!(o, Outbound::Command(_));
+                    let message = matches!(o, Outbound::Message(_));
+                    command |= !message;
                     lane.q.push_back(o);
                     lane.room -= 1;
+                    if message && defer && !command {
+                        lane.parked = true;
+                        return Took::Parked;
+                    }
                 }
-                None => return !lane.q.is_empty() && (lane.idle || command || eager),
+                None => {
+                    lane.parked = false;
+                    return Took::Drained {
+                        deliver: !lane.q.is_empty() && (lane.idle || command || eager),
+                    };
+                }
             }
         }
-        true
+        // The receiver asks for more with `ResumeRead` once it has read some.
+        lane.parked = false;
+        Took::Full
     }
 
     /// Delivers lane `from` into the receiving socket's pipe, under the receiver's lock, and
     /// learns how much room is left. `idle`: the receiver found its queue empty and may wait,
     /// so if the lane is empty too the next taker delivers at once. Returns how many items
-    /// were delivered.
-    fn deliver(&self, from: usize, core: &mut Core, idle: bool) -> usize {
+    /// were delivered, and whether the lane was empty and parked (the caller must move the
+    /// sender's pipe over, outside its own lock).
+    fn deliver(&self, from: usize, core: &mut Core, idle: bool) -> (usize, bool) {
         let pipe = self.ends[1 - from].pipe;
         let mut batch = {
             let mut lane = lock(&self.lanes[from]);
             if lane.q.is_empty() {
-                lane.idle |= idle;
+                // A parked lane is not idle: the receiver is about to move it itself.
+                lane.idle |= idle && !lane.parked;
                 lane.room = core.inbound_room(pipe);
-                return 0;
+                return (0, lane.parked);
             }
             lane.idle = false;
             let spare = std::mem::take(&mut lane.spare);
@@ -306,7 +358,7 @@ impl Link {
                 src.flushed.notify(usize::MAX);
             }
         }
-        n
+        (n, false)
     }
 
     /// Moves what can move, both ways.
@@ -315,27 +367,46 @@ impl Link {
         self.transfer_lane(1);
     }
 
-    /// Moves what can move from end `from` to the other: delivers the lane, then takes more
-    /// from the sending pipe as far as there is room, until the pipe is empty or the receiver
-    /// is full (it then asks for more with `ResumeRead` once it has read some). Any task may
-    /// call it at any time: the lane keeps the order, whoever takes or delivers.
+    /// Moves what can move from end `from` to the other: delivers the lane, takes what the
+    /// sending pipe has as far as there is room, and delivers that. It goes round again only
+    /// while the room ran out (the receiver then has as much as it can hold and asks for more
+    /// with `ResumeRead` once it has read some); a sending pipe found empty emits a `Flush`
+    /// with its next message, so a sender that keeps sending does not keep its mover (often
+    /// the receiver's task) moving message by message. Any task may call it at any time: the
+    /// lane keeps the order, whoever takes or delivers.
     pub(crate) fn transfer_lane(&self, from: usize) {
         let (Some(src), Some(dst)) = (
             self.ends[from].shared.upgrade(),
             self.ends[1 - from].shared.upgrade(),
         ) else {
+            // Nobody is left to move it: parked would send every receive here again.
+            lock(&self.lanes[from]).parked = false;
             return;
         };
         loop {
             dst.with(|st| self.deliver(from, &mut st.core, false));
-            let more = src.with(|st| {
-                if lock(&self.lanes[from]).room == 0 {
-                    return false;
+            let took = src.with(|st| {
+                {
+                    let mut lane = lock(&self.lanes[from]);
+                    if lane.room == 0 {
+                        if !lane.q.is_empty() {
+                            // A parked message took the last room: deliver it, look again.
+                            return Took::Full;
+                        }
+                        // The receiver is full; its `ResumeRead` brings a mover back.
+                        lane.parked = false;
+                        return Took::Drained { deliver: false };
+                    }
                 }
                 self.take(from, &mut st.core, true)
             });
-            if !more {
-                return;
+            match took {
+                Took::Full => {}
+                Took::Drained { deliver: true } | Took::Parked => {
+                    dst.with(|st| self.deliver(from, &mut st.core, false));
+                    return;
+                }
+                _ => return,
             }
         }
     }
@@ -343,14 +414,32 @@ impl Link {
     /// Under the receiving socket's lock, when it found nothing to receive: delivers every
     /// lane into it. Returns how many items were delivered; 0 marks the lanes idle, so the
     /// next message is delivered at once (with a wake-up).
+    /// A lane found empty and parked is listed in `st.parked` for [`Shared::lock_recv`].
     pub(crate) fn pull(shared: &Shared, st: &mut State) -> usize {
-        let State { core, inproc, .. } = st;
+        let State {
+            core,
+            inproc,
+            parked,
+            ..
+        } = st;
         let mut n = 0;
         for link in inproc.values() {
-            let to = link.end_of(shared);
-            n += link.deliver(1 - to, core, true);
+            let from = 1 - link.end_of(shared);
+            let (k, p) = link.deliver(from, core, true);
+            n += k;
+            if p && !parked
+                .iter()
+                .any(|(l, f)| Arc::ptr_eq(l, link) && *f == from)
+            {
+                parked.push((link.clone(), from));
+            }
         }
         n
+    }
+
+    /// Whether the sender at end `from` left messages parked in its pipe.
+    pub(crate) fn parked(&self, from: usize) -> bool {
+        lock(&self.lanes[from]).parked
     }
 
     /// True while messages are between the two pipes (taken from one, not yet in the other).

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use event_listener::Event;
 use omq_core::pipe::PipeId;
-use omq_core::{Action, Endpoint, Message, RecvError, Socket as Core};
+use omq_core::{Action, Endpoint, Message, RecvError, SendError, Socket as Core};
 
 use crate::runtime::Runtime;
 use crate::signal::{Signal, CLOSE, FLUSH, RESUME, TIMER};
@@ -98,6 +98,9 @@ pub(crate) struct State {
     pub(crate) timer_running: bool,
     /// inproc links, by the local pipe they serve.
     pub(crate) inproc: PipeMap<Arc<crate::inproc::Link>>,
+    /// Lanes into this socket found empty while their sender had parked messages in its own
+    /// pipe (link, sending end): [`Shared::lock_recv`] moves them over outside this lock.
+    pub(crate) parked: Vec<(Arc<crate::inproc::Link>, usize)>,
     /// Where the socket's keeper task is.
     pub(crate) keeper: Keeper,
     /// The last user handle has been dropped.
@@ -173,6 +176,7 @@ impl Shared {
                 stopped: false,
                 timer_running: false,
                 inproc: PipeMap::default(),
+                parked: Vec::new(),
                 keeper: Keeper::NotStarted,
                 dropped: false,
             }),
@@ -193,6 +197,76 @@ impl Shared {
     /// Locks the state (a panic elsewhere does not make the socket unusable).
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Locks and receives, moving over what in-process senders parked (see `inproc`) when
+    /// nothing else is there: their pipes are locked only after this lock is let go, as the
+    /// two sockets' locks are never held together. Every receive path goes through here.
+    pub(crate) fn lock_recv(
+        self: &Arc<Self>,
+    ) -> (MutexGuard<'_, State>, Result<Message, RecvError>) {
+        let mut st = self.lock();
+        loop {
+            let r = st.recv(self);
+            if !matches!(r, Err(RecvError::WouldBlock)) || st.parked.is_empty() {
+                return (st, r);
+            }
+            let parked = std::mem::take(&mut st.parked);
+            drop(st);
+            for (link, from) in parked {
+                link.transfer_lane(from);
+            }
+            st = self.lock();
+        }
+    }
+
+    /// Locks and sends; when the core has no room and this socket parked messages on
+    /// in-process links, moves those over (outside the lock) and tries once more. Every
+    /// send path goes through here.
+    pub(crate) fn lock_send(
+        self: &Arc<Self>,
+        msg: Message,
+    ) -> (MutexGuard<'_, State>, Result<(), SendError>) {
+        let mut st = self.lock();
+        match st.core.send(msg) {
+            Err(SendError::WouldBlock(m)) if st.parks_out(self) => {
+                drop(st);
+                self.settle_out();
+                let mut st = self.lock();
+                let r = st.core.send(m);
+                (st, r)
+            }
+            r => (st, r),
+        }
+    }
+
+    /// Whether the socket can take a message now, after moving over what it parked on
+    /// in-process links if it cannot.
+    pub(crate) fn can_send(self: &Arc<Self>) -> bool {
+        {
+            let st = self.lock();
+            if st.core.can_send() || !st.parks_out(self) {
+                return st.core.can_send();
+            }
+        }
+        self.settle_out();
+        self.lock().core.can_send()
+    }
+
+    /// Moves over every in-process link on which this socket parked messages in its own
+    /// pipe. Takes this socket's lock (and the peers') itself: call it without holding it.
+    pub(crate) fn settle_out(self: &Arc<Self>) {
+        let links: Vec<(Arc<crate::inproc::Link>, usize)> = {
+            let st = self.lock();
+            st.inproc
+                .values()
+                .map(|l| (l.clone(), l.end_of(self)))
+                .filter(|(l, from)| l.parked(*from))
+                .collect()
+        };
+        for (link, from) in links {
+            link.transfer_lane(from);
+        }
     }
 
     /// Runs `f` on the locked state, dispatches, unlocks, and starts what the dispatch asked
@@ -272,6 +346,11 @@ impl Shared {
 }
 
 impl State {
+    /// Whether this socket parked messages on any of its in-process links.
+    pub(crate) fn parks_out(&self, shared: &Shared) -> bool {
+        self.inproc.values().any(|l| l.parked(l.end_of(shared)))
+    }
+
     /// Receives from the core; with nothing there, first takes in what in-process peers have
     /// on their way (see `inproc`). Every receive path goes through here.
     #[inline]
@@ -307,7 +386,7 @@ impl State {
                         // Into the lane now, under this lock; to the peer only if it must.
                         let from = link.end_of(shared);
                         let eager = self.core.is_closed() || shared.closing.load(Ordering::Relaxed);
-                        if link.take(from, &mut self.core, eager) {
+                        if link.take(from, &mut self.core, eager).needs_mover() {
                             starts.push(Start::Transfer(link.clone(), from));
                         }
                     }

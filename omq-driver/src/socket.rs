@@ -315,6 +315,9 @@ impl<R: Runtime> Socket<R> {
     /// Stops connecting to an endpoint and drops what was queued for it.
     pub async fn disconnect(&self, endpoint: impl AsEndpoint) -> Result<(), Error> {
         let endpoint = &*endpoint.as_endpoint();
+        // What waits parked for an in-process peer is on its way, as if in the lane: it goes
+        // before the pipe is dropped.
+        self.shared().settle_out();
         let mut st = self.shared().lock();
         st.core.disconnect(endpoint)?;
         self.shared().finish(st);
@@ -331,8 +334,8 @@ impl<R: Runtime> Socket<R> {
         // already is.
         let msg = {
             let shared = self.shared();
-            let mut st = shared.lock();
-            match st.core.send(msg.into()) {
+            let (st, r) = shared.lock_send(msg.into());
+            match r {
                 Ok(()) => {
                     shared.finish(st);
                     return Ok(());
@@ -359,8 +362,8 @@ impl<R: Runtime> Socket<R> {
             // future's own stack: the box it lives in is the wait's only allocation.
             event_listener::listener!(shared.send_ready => listener);
             let _waiting = {
-                let mut st = shared.lock();
-                match st.core.send(msg) {
+                let (mut st, r) = shared.lock_send(msg);
+                match r {
                     Ok(()) => {
                         shared.finish(st);
                         return Ok(());
@@ -388,8 +391,8 @@ impl<R: Runtime> Socket<R> {
     /// returned by value so the failure path allocates nothing).
     #[allow(clippy::result_large_err)]
     pub fn try_send(&self, msg: impl Into<Message>) -> Result<(), TrySendError> {
-        let mut st = self.shared().lock();
-        match st.core.send(msg.into()) {
+        let (st, r) = self.shared().lock_send(msg.into());
+        match r {
             Ok(()) => {
                 self.shared().finish(st);
                 Ok(())
@@ -407,8 +410,8 @@ impl<R: Runtime> Socket<R> {
         // As in `send`: the waiting machinery is built, boxed, only for a receive that waits.
         {
             let shared = self.shared();
-            let mut st = shared.lock();
-            match st.recv(shared) {
+            let (st, r) = shared.lock_recv();
+            match r {
                 Ok(m) => {
                     shared.finish(st);
                     return Ok(m);
@@ -428,8 +431,8 @@ impl<R: Runtime> Socket<R> {
         loop {
             event_listener::listener!(shared.recv_ready => listener);
             let _waiting = {
-                let mut st = shared.lock();
-                match st.recv(shared) {
+                let (mut st, r) = shared.lock_recv();
+                match r {
                     Ok(m) => {
                         shared.finish(st);
                         return Ok(m);
@@ -461,10 +464,18 @@ impl<R: Runtime> Socket<R> {
         max: usize,
     ) -> Result<usize, Error> {
         let shared = self.shared();
-        let mut st = shared.lock();
+        if max == 0 {
+            return Ok(0);
+        }
+        let (mut st, first) = shared.lock_recv();
+        let mut first = Some(first);
         let mut n = 0;
         while n < max {
-            match st.recv(shared) {
+            let r = match first.take() {
+                Some(r) => r,
+                None => st.recv(shared),
+            };
+            match r {
                 Ok(m) => {
                     out.extend(std::iter::once(m));
                     n += 1;
@@ -485,12 +496,23 @@ impl<R: Runtime> Socket<R> {
         &self,
         msgs: &mut std::collections::VecDeque<Message>,
     ) -> Result<usize, Error> {
-        let mut st = self.shared().lock();
+        let shared = self.shared();
+        let mut st = shared.lock();
         let mut n = 0;
         let mut failed = None;
+        let mut settled = false;
         while let Some(m) = msgs.pop_front() {
             match st.core.send(m) {
                 Ok(()) => n += 1,
+                // Out of room with messages parked on an in-process link: move them (outside
+                // the lock, as `Shared::lock_send` does) and go on, once.
+                Err(omq_core::SendError::WouldBlock(m)) if !settled && st.parks_out(shared) => {
+                    msgs.push_front(m);
+                    settled = true;
+                    shared.finish(st);
+                    shared.settle_out();
+                    st = shared.lock();
+                }
                 Err(e) => {
                     let (err, m) = Error::from_send(e);
                     msgs.push_front(m);
@@ -502,7 +524,7 @@ impl<R: Runtime> Socket<R> {
             }
         }
         if n > 0 {
-            self.shared().finish(st);
+            shared.finish(st);
         }
         match failed {
             Some(e) => Err(e),
@@ -512,8 +534,8 @@ impl<R: Runtime> Socket<R> {
 
     /// Receives without waiting.
     pub fn try_recv(&self) -> Result<Message, Error> {
-        let mut st = self.shared().lock();
-        let m = st.recv(self.shared())?;
+        let (st, r) = self.shared().lock_recv();
+        let m = r?;
         self.shared().finish(st);
         Ok(m)
     }

@@ -119,8 +119,8 @@ impl<R: Runtime> Stream for SocketStream<R> {
         let shared = this.socket.shared().clone();
         loop {
             {
-                let mut st = shared.lock();
-                match st.recv(&shared) {
+                let (st, r) = shared.lock_recv();
+                match r {
                     Ok(m) => {
                         shared.finish(st);
                         this.wait = None;
@@ -188,8 +188,8 @@ impl<R: Runtime> SocketSink<R> {
                 return Poll::Ready(Ok(()));
             };
             {
-                let mut st = shared.lock();
-                match st.core.send(msg) {
+                let (st, r) = shared.lock_send(msg);
+                match r {
                     Ok(()) => {
                         shared.finish(st);
                         continue;
@@ -226,7 +226,7 @@ impl<R: Runtime> Sink<Message> for SocketSink<R> {
         }
         let shared = self.socket.shared().clone();
         loop {
-            if shared.lock().core.can_send() {
+            if shared.can_send() {
                 self.wait = None;
                 return Poll::Ready(Ok(()));
             }
@@ -244,8 +244,8 @@ impl<R: Runtime> Sink<Message> for SocketSink<R> {
         debug_assert!(self.held.is_none(), "start_send without poll_ready");
         // Hand it over at once when there is room; otherwise keep it for the next poll.
         let shared = self.socket.shared().clone();
-        let mut st = shared.lock();
-        match st.core.send(item) {
+        let (st, r) = shared.lock_send(item);
+        match r {
             Ok(()) => {
                 shared.finish(st);
                 Ok(())

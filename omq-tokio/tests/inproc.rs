@@ -261,3 +261,133 @@ async fn bursts_and_pauses_every_receive_path() {
     let _push = sender.await.unwrap();
     assert!(matches!(pull.try_recv(), Err(Error::WouldBlock)));
 }
+
+/// Once the receiver has read (it is busy, so its sender leaves what follows in its own pipe
+/// instead of handing over each message), the link still holds exactly SNDHWM + RCVHWM,
+/// through every send path, and all of it arrives in order.
+#[tokio::test]
+async fn a_busy_receiver_still_holds_exactly_sndhwm_plus_rcvhwm() {
+    use futures_util::Sink;
+    use std::pin::Pin;
+    for path in ["try_send", "send", "try_send_many", "sink"] {
+        let name = format!("inproc://busy-{path}");
+        let pull = Socket::new(SocketType::Pull, Options::default().recv_hwm(3)).unwrap();
+        pull.bind(&name).await.unwrap();
+        let opts = Options::default()
+            .send_hwm(5)
+            .send_timeout(Some(Duration::ZERO));
+        let push = Socket::new(SocketType::Push, opts).unwrap();
+        push.connect(&name).await.unwrap();
+        push.send(Message::from("first")).await.unwrap();
+        within(pull.recv()).await.unwrap();
+        let msg = |i: usize| Message::from(i.to_string());
+        let mut n = 0;
+        match path {
+            "try_send" => {
+                while push.try_send(msg(n)).is_ok() {
+                    n += 1;
+                    assert!(n < 100);
+                }
+            }
+            "send" => {
+                while push.send(msg(n)).await.is_ok() {
+                    n += 1;
+                    assert!(n < 100);
+                }
+            }
+            "try_send_many" => loop {
+                let mut q: std::collections::VecDeque<Message> = (n..n + 4).map(msg).collect();
+                let sent = push.try_send_many(&mut q).unwrap();
+                n += sent;
+                if sent == 0 {
+                    break;
+                }
+                assert!(n < 100);
+            },
+            _ => {
+                let mut sink = push.sink();
+                let waker = futures_util::task::noop_waker();
+                let mut cx = std::task::Context::from_waker(&waker);
+                while Pin::new(&mut sink).poll_ready(&mut cx).is_ready() {
+                    Pin::new(&mut sink).start_send(msg(n)).unwrap();
+                    n += 1;
+                    assert!(n < 100);
+                }
+            }
+        }
+        assert_eq!(n, 5 + 3, "{path}");
+        for i in 0..n {
+            let m = within(pull.recv()).await.unwrap();
+            assert_eq!(m.parts()[0][..], *i.to_string().as_bytes(), "{path}");
+        }
+    }
+}
+
+/// A subscription goes to an in-process publisher at once even while data the XSUB sent
+/// waits for the publisher to read (it never does here): commands never wait behind
+/// messages.
+#[tokio::test]
+async fn a_subscription_is_not_held_behind_unread_upstream_data() {
+    let xpub = Socket::new(SocketType::XPub, Options::default()).unwrap();
+    xpub.bind("inproc://sub-behind-data").await.unwrap();
+    let xsub = Socket::new(SocketType::XSub, Options::default()).unwrap();
+    xsub.connect("inproc://sub-behind-data").await.unwrap();
+    xsub.send(Message::from("d0")).await.unwrap();
+    assert_eq!(within(xpub.recv()).await.unwrap(), Message::from("d0"));
+    // The publisher has read, so these stay with the XSUB until it reads again.
+    xsub.send(Message::from("d1")).await.unwrap();
+    xsub.send(Message::from("d2")).await.unwrap();
+    xsub.send(Message::from(&b"\x01A"[..])).await.unwrap();
+    // The publisher never receives; the subscription must still have reached it.
+    let deadline = tokio::time::Instant::now() + T;
+    loop {
+        xpub.send(Message::from("A-hello")).await.unwrap();
+        if let Ok(m) = tokio::time::timeout(Duration::from_millis(20), xsub.recv()).await {
+            assert_eq!(m.unwrap(), Message::from("A-hello"));
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "subscription held back"
+        );
+    }
+}
+
+/// A sender dropped after its runtime has gone (no task left to honour LINGER, so it closes
+/// on the spot) still leaves to its in-process peer everything it had sent, including what
+/// waited in its own pipe while the peer was busy.
+#[test]
+fn messages_on_their_way_survive_a_drop_after_the_runtime() {
+    let current = || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    };
+    let (pull_rt, push_rt) = (current(), current());
+    let pull = pull_rt.block_on(async {
+        let pull = Socket::new(SocketType::Pull, Options::default()).unwrap();
+        pull.bind("inproc://drop-after-runtime").await.unwrap();
+        pull
+    });
+    let push = push_rt.block_on(async {
+        let push = Socket::new(SocketType::Push, Options::default()).unwrap();
+        push.connect("inproc://drop-after-runtime").await.unwrap();
+        push.send(Message::from(0u32.to_be_bytes())).await.unwrap();
+        push
+    });
+    pull_rt.block_on(async { within(pull.recv()).await.unwrap() });
+    push_rt.block_on(async {
+        for i in 1..600u32 {
+            push.send(Message::from(i.to_be_bytes())).await.unwrap();
+        }
+    });
+    drop(push_rt);
+    drop(push);
+    pull_rt.block_on(async {
+        for i in 1..600u32 {
+            let m = within(pull.recv()).await.unwrap();
+            assert_eq!(m.parts()[0][..], i.to_be_bytes());
+        }
+    });
+}

@@ -80,11 +80,18 @@ impl Ctx<'_> {
     }
 
     /// Queues a command (subscription...) for a pipe.
+    ///
+    /// A command asks for a flush even while one is pending: a driver may hold a pipe's
+    /// messages back while the peer is busy reading (the inproc driver parks them in the
+    /// pipe), but a command must reach a peer that may never read.
     pub(crate) fn enqueue_command(&mut self, id: PipeId, cmd: Command) {
         if let Some(p) = self.pipes.get_mut(id) {
             p.commands.push_back(cmd);
+            if p.state == PipeState::Active {
+                p.flush_requested = true;
+                self.actions.push_back(Action::Flush { pipe: id });
+            }
         }
-        self.request_flush(id);
     }
 
     /// Queues a command for each of `to`.
