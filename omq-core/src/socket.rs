@@ -24,7 +24,7 @@ use crate::message::{Message, Part};
 use crate::monitor::{EventKind, EventPeer, MonitorEvent};
 use crate::options::{OptionError, OptionName, Options, SocketOption};
 use crate::pattern::{Attach, Ctx, Pattern};
-use crate::pipe::{Origin, Outbound, PipeId, PipeState, Pipes};
+use crate::pipe::{Command, Origin, Outbound, PipeId, PipeState, Pipes};
 use crate::rng::SplitMix64;
 use crate::routing::FairQueue;
 use crate::session::{PeerInfo, SessionConfig};
@@ -1183,6 +1183,39 @@ impl Socket {
                 None
             }
         }
+    }
+
+    /// [`Socket::poll_transmit`] in bulk, for a driver that moves messages by value (the
+    /// in-process transport): every queued command onto `commands`, then up to `max`
+    /// messages onto the end of `messages`, in order. When `messages` is empty and everything
+    /// fits, the two queues are swapped, so the cost does not grow with the count. Returns
+    /// whether the pipe was found empty (as `poll_transmit` returning `None`: the next
+    /// message comes with a new [`Action::Flush`]); an inactive pipe gives nothing.
+    pub fn transmit_into(
+        &mut self,
+        pipe: PipeId,
+        commands: &mut Vec<Command>,
+        messages: &mut VecDeque<Message>,
+        max: usize,
+    ) -> bool {
+        let Some(p) = self.pipes.get_mut(pipe) else {
+            return true;
+        };
+        if p.state != PipeState::Active {
+            return true;
+        }
+        commands.extend(p.commands.drain(..));
+        if messages.is_empty() && p.out.len() <= max {
+            std::mem::swap(&mut p.out, messages);
+        } else {
+            let n = max.min(p.out.len());
+            messages.extend(p.out.drain(..n));
+        }
+        let drained = p.out.is_empty();
+        if drained {
+            p.flush_requested = false;
+        }
+        drained
     }
 
     /// The next action for the driver.

@@ -23,8 +23,9 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Instant;
 
 use bytes::Bytes;
-use omq_core::pipe::{Command, Outbound, PipeId};
+use omq_core::pipe::{Command, PipeId};
 use omq_core::wire::metadata::{Metadata, IDENTITY, SOCKET_TYPE};
+use omq_core::Message;
 use omq_core::{CloseReason, PeerInfo, SessionError, Socket as Core};
 
 use crate::shared::{Shared, State};
@@ -68,12 +69,19 @@ pub(crate) struct Link {
 /// pipe's room, so the link holds exactly SNDHWM + RCVHWM messages.
 #[derive(Debug)]
 struct Lane {
-    /// Taken from the sending pipe, in order.
-    q: VecDeque<Outbound>,
-    /// An empty queue swapped in when `q` is delivered, so delivering allocates nothing.
-    spare: VecDeque<Outbound>,
-    /// How many more `q` may take: the receiving pipe's room, as last seen under the
-    /// receiver's lock, minus what `q` holds. A lower bound (reading only makes room).
+    /// Commands taken from the sending pipe, in order (delivered before the messages, as the
+    /// core sends a pipe's commands before its messages).
+    cmds: Vec<Command>,
+    /// Messages taken from the sending pipe, in order.
+    q: VecDeque<Message>,
+    /// An empty queue swapped in when `q` is delivered, so delivering allocates nothing; the
+    /// sending pipe and the lane trade queues the same way when the lane takes everything.
+    spare: VecDeque<Message>,
+    /// The same for `cmds`.
+    spare_cmds: Vec<Command>,
+    /// How many more messages `q` may take: the receiving pipe's room, as last seen under
+    /// the receiver's lock, minus what `q` holds. A lower bound (reading only makes room).
+    /// Commands do not count: they take no room in the receiving pipe.
     room: usize,
     /// The receiver found `q` empty and may be waiting: whoever takes next delivers at once.
     idle: bool,
@@ -89,8 +97,10 @@ struct Lane {
 impl Default for Lane {
     fn default() -> Self {
         Lane {
+            cmds: Vec::new(),
             q: VecDeque::new(),
             spare: VecDeque::new(),
+            spare_cmds: Vec::new(),
             room: 0,
             idle: true,
             parked: false,
@@ -282,30 +292,30 @@ impl Link {
     /// (not `idle`) gets one message and the lane is `parked`: the rest stays in the pipe.
     pub(crate) fn take(&self, from: usize, core: &mut Core, eager: bool) -> Took {
         let pipe = self.ends[from].pipe;
-        let mut lane = lock(&self.lanes[from]);
+        let mut guard = lock(&self.lanes[from]);
+        let lane = &mut *guard;
         let defer = !lane.idle && !eager;
-        let mut command = false;
-        while lane.room > 0 {
-            match core.poll_transmit(pipe) {
-                Some(o) => {
-                    let message = matches!(o, Outbound::Message(_));
-                    command |= !message;
-                    lane.q.push_back(o);
-                    lane.room -= 1;
-                    if message && defer && !command {
-                        lane.parked = true;
-                        return Took::Parked;
-                    }
-                }
-                None => {
-                    lane.parked = false;
-                    return Took::Drained {
-                        deliver: !lane.q.is_empty() && (lane.idle || command || eager),
-                    };
-                }
-            }
+        let (cmds, msgs) = (lane.cmds.len(), lane.q.len());
+        // A busy receiver: no message moves now (the pipe keeps its pending `Flush`, so the
+        // sender's next messages emit none); the receiver moves them all when it needs them.
+        let max = if defer { 0 } else { lane.room };
+        // O(1) when the lane is empty and everything fits: the queues trade places.
+        let drained = core.transmit_into(pipe, &mut lane.cmds, &mut lane.q, max);
+        let command = lane.cmds.len() > cmds;
+        lane.room -= lane.q.len() - msgs;
+        if drained {
+            lane.parked = false;
+            let any = !lane.q.is_empty() || !lane.cmds.is_empty();
+            return Took::Drained {
+                deliver: any && (lane.idle || command || eager),
+            };
         }
-        // The receiver asks for more with `ResumeRead` once it has read some.
+        if defer && !command {
+            lane.parked = true;
+            return Took::Parked;
+        }
+        // The room ran out (the receiver asks for more with `ResumeRead` once it has read
+        // some), or commands came with messages held back: a mover takes the rest.
         lane.parked = false;
         Took::Full
     }
@@ -317,9 +327,10 @@ impl Link {
     /// sender's pipe over, outside its own lock).
     fn deliver(&self, from: usize, core: &mut Core, idle: bool) -> (usize, bool) {
         let pipe = self.ends[1 - from].pipe;
-        let mut batch = {
-            let mut lane = lock(&self.lanes[from]);
-            if lane.q.is_empty() {
+        let (mut cmds, mut batch) = {
+            let mut guard = lock(&self.lanes[from]);
+            let lane = &mut *guard;
+            if lane.q.is_empty() && lane.cmds.is_empty() {
                 // A parked lane is not idle: the receiver is about to move it itself.
                 lane.idle |= idle && !lane.parked;
                 lane.room = core.inbound_room(pipe);
@@ -327,30 +338,35 @@ impl Link {
             }
             lane.idle = false;
             let spare = std::mem::take(&mut lane.spare);
-            std::mem::replace(&mut lane.q, spare)
+            let spare_cmds = std::mem::take(&mut lane.spare_cmds);
+            (
+                std::mem::replace(&mut lane.cmds, spare_cmds),
+                std::mem::replace(&mut lane.q, spare),
+            )
         };
-        let n = batch.len();
-        for o in batch.drain(..) {
-            match o {
-                Outbound::Message(m) => {
-                    // Room was counted (the lane never holds more than the pipe's room) and
-                    // only this lane fills this pipe.
-                    let _ = core.handle_message(pipe, m);
-                }
-                Outbound::Command(Command::Subscribe(t)) => core.handle_subscribe(pipe, t),
-                Outbound::Command(Command::Cancel(t)) => core.handle_cancel(pipe, t),
-                Outbound::Command(Command::Join(g)) => core.handle_join(pipe, g),
-                Outbound::Command(Command::Leave(g)) => core.handle_leave(pipe, g),
-                // Outbound and Command are non-exhaustive: a later kind has no meaning
-                // between two in-process sockets of this version.
+        let n = cmds.len() + batch.len();
+        for c in cmds.drain(..) {
+            match c {
+                Command::Subscribe(t) => core.handle_subscribe(pipe, t),
+                Command::Cancel(t) => core.handle_cancel(pipe, t),
+                Command::Join(g) => core.handle_join(pipe, g),
+                Command::Leave(g) => core.handle_leave(pipe, g),
+                // Command is non-exhaustive: a later kind has no meaning between two
+                // in-process sockets of this version.
                 _ => {}
             }
+        }
+        for m in batch.drain(..) {
+            // Room was counted (the lane never holds more than the pipe's room) and only
+            // this lane fills this pipe.
+            let _ = core.handle_message(pipe, m);
         }
         let room = core.inbound_room(pipe);
         {
             let mut lane = lock(&self.lanes[from]);
             lane.room = room.saturating_sub(lane.q.len());
             lane.spare = batch;
+            lane.spare_cmds = cmds;
         }
         // A closing sender may be waiting for exactly these.
         if let Some(src) = self.ends[from].shared.upgrade() {
@@ -389,7 +405,7 @@ impl Link {
                 {
                     let mut lane = lock(&self.lanes[from]);
                     if lane.room == 0 {
-                        if !lane.q.is_empty() {
+                        if !lane.q.is_empty() || !lane.cmds.is_empty() {
                             // A parked message took the last room: deliver it, look again.
                             return Took::Full;
                         }
@@ -444,7 +460,10 @@ impl Link {
 
     /// True while messages are between the two pipes (taken from one, not yet in the other).
     pub(crate) fn in_flight(&self) -> bool {
-        self.lanes.iter().any(|l| !lock(l).q.is_empty())
+        self.lanes.iter().any(|l| {
+            let lane = lock(l);
+            !lane.q.is_empty() || !lane.cmds.is_empty()
+        })
     }
 
     /// The side of `shared` let go of the link: the other side receives what is on its way
