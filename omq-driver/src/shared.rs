@@ -352,7 +352,8 @@ impl State {
     }
 
     /// Receives from the core; with nothing there, first takes in what in-process peers have
-    /// on their way (see `inproc`). Every receive path goes through here.
+    /// on their way (see `inproc`). Every receive path reaches it through
+    /// [`Shared::lock_recv`].
     #[inline]
     pub(crate) fn recv(&mut self, shared: &Shared) -> Result<Message, RecvError> {
         loop {
