@@ -11,9 +11,11 @@
 //! are also what [`Part::copy_from_slice`] does with a sender's bytes):
 //! - up to [`INLINE_CAP`] bytes: inline, no allocation at all (libzmq's "very small message" is 33
 //!   bytes for the same reason; ours is what fits in a `Part` the size of a `Bytes`);
-//! - up to [`ARENA_PART_MAX`] bytes: copied into the thread's arena of [`ARENA_SIZE`]-byte
-//!   buffers (one allocation per buffer, not per part, and none once the parts of an earlier
-//!   buffer have all been dropped: see [`ARENA_KEPT`]);
+//! - up to [`ARENA_PART_MAX`] bytes: copied into the thread's receiving arena of
+//!   [`ARENA_SIZE`]-byte buffers (one allocation per buffer, not per part, and none once the
+//!   parts of an earlier buffer have all been dropped: see [`ARENA_KEPT`]; a sender's copies of
+//!   up to [`SEND_ARENA_PART_MAX`] bytes go into a sending arena of larger buffers,
+//!   [`SEND_ARENA_SIZE`]);
 //! - below [`SLICE_MIN`] bytes: one exact-size allocation (what libzmq does for every message
 //!   larger than its inline size);
 //! - from [`SLICE_MIN`] bytes up: a zero-copy slice of the read buffer. The driver sizes its read
@@ -28,6 +30,7 @@ use std::cell::RefCell;
 use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
+use std::thread::LocalKey;
 
 use bytes::{Buf, Bytes, BytesMut};
 use smallvec::SmallVec;
@@ -51,34 +54,61 @@ pub const INLINE_CAP: usize = 23;
 pub const SLICE_MIN: usize = 8 * 1024;
 
 /// Parts up to this size (and above [`INLINE_CAP`]), received or copied by a sender, are
-/// copied into a small shared arena rather than each into an allocation of its own: one
-/// allocation per arena buffer instead of one per message. A queued part keeps at most its
-/// [`ARENA_SIZE`] arena buffer alive, so queued memory stays bounded by HWM × 8 KiB for these sizes, never by the read buffer (libzmq's
-/// zero-copy decoder has the same bound: its messages point into its 8 KiB read buffer).
-/// Measured (Python binding, 1 KiB tcp PUSH/PULL, where the runtime thread allocates and the
-/// Python thread frees): an allocation per 1 KiB part cost a fifth of the samples in malloc,
-/// free and glibc's arena lock; one per eight parts does not show.
+/// copied into a shared arena rather than each into an allocation of its own: one allocation
+/// per arena buffer instead of one per message. A received part keeps at most its
+/// [`ARENA_SIZE`] buffer alive, so what a peer's messages queue stays bounded by HWM × 8 KiB for
+/// these sizes, never by the read buffer (libzmq's zero-copy decoder has the same bound: its
+/// messages point into its 8 KiB read buffer). Measured (Python binding, 1 KiB tcp PUSH/PULL,
+/// where the runtime thread allocates and the Python thread frees): an allocation per 1 KiB
+/// part cost a fifth of the samples in malloc, free and glibc's arena lock; one per eight parts
+/// does not show.
 pub const ARENA_PART_MAX: usize = 2 * 1024;
 
-/// Size of one arena buffer.
+/// Size of one buffer of the receiving arena (the bodies a frame decoder copies).
 pub const ARENA_SIZE: usize = 8 * 1024;
 
-/// How many filled arena buffers a thread remembers, to take back once their parts are gone.
-/// Enough for what is in flight on one thread in a stream of small messages: a 64 KiB read of
-/// 64-byte messages fills eight buffers before the first of its messages is received, and a
-/// pipe at the default HWM of 1,000 holds as many. So a thread keeps at most
-/// `(1 + ARENA_KEPT) * ARENA_SIZE` = 136 KiB of arena memory that no part holds.
+/// How many filled buffers of the receiving arena a thread remembers, to take back once their
+/// parts are gone. Enough for what is in flight on one thread in a stream of small messages: a
+/// 64 KiB read of 64-byte messages fills eight buffers before the first of its messages is
+/// received, and a pipe at the default HWM of 1,000 holds as many. So a thread keeps at most
+/// `(1 + ARENA_KEPT) * ARENA_SIZE` = 136 KiB of receiving-arena memory that no part holds.
 pub const ARENA_KEPT: usize = 16;
 
+/// Size of one buffer of the sending arena, which [`Part::copy_from_slice`] copies into: eight
+/// times [`ARENA_SIZE`], because a sender's parts usually die on another thread (the receiver
+/// of an inproc pipe; the Python binding's runtime thread) and a buffer that cannot be taken
+/// back is one `malloc` on the sending thread and one `free` on the other, which glibc
+/// serialises on the sending thread's arena lock. With [`SEND_ARENA_KEPT`] it covers a full
+/// inproc pipe of small messages (SNDHWM + RCVHWM = 2,000 parts of up to 512 bytes, 1 MiB),
+/// so such a stream takes its buffers back instead of allocating. Measured (omq-tokio inproc
+/// PUSH/PULL, docs/PERFORMANCE.md "Sending arena"): 256 B 4.5M -> 9M msg/s, 1 KiB 3.0M ->
+/// 3.8M. What a part can keep alive here is the application's own doing (it made the part and
+/// keeps it); what a peer sends goes into the receiving arena, whose buffers stay small.
+pub const SEND_ARENA_SIZE: usize = 64 * 1024;
+
+/// Largest part a sender's copy puts into the sending arena (eight or more to a buffer); larger
+/// ones get an allocation of their own. Measured as [`SEND_ARENA_SIZE`] (omq-tokio inproc): 4 KiB
+/// 1.5M -> 2.6M msg/s, 8 KiB 1.1M -> 2.1M, 16 KiB (own allocations either way) level.
+pub const SEND_ARENA_PART_MAX: usize = 8 * 1024;
+
+/// How many filled buffers of the sending arena a thread remembers: a thread keeps at most
+/// `(1 + SEND_ARENA_KEPT) * SEND_ARENA_SIZE` = 1,088 KiB of sending-arena memory that no part
+/// holds, and only after it has had about that much in flight at once.
+pub const SEND_ARENA_KEPT: usize = 16;
+
 thread_local! {
-    /// The arena every [`Part::copy_from_slice`] of [`INLINE_CAP`] to [`ARENA_PART_MAX`] bytes
-    /// on a thread copies into: the sender's copies of its messages, and the bodies a frame
-    /// decoder receives (connections share their thread's, so an idle connection keeps no
-    /// partly used buffer of its own). A part keeps its one [`ARENA_SIZE`] buffer alive, as
-    /// before; a buffer whose parts have all been dropped is used again (see `arena.rs`), so a
-    /// steady stream of small messages allocates nothing. Thread-local because a part is made
-    /// before any socket sees it; it changes where the bytes are, never what a function returns.
-    static THREAD_ARENA: RefCell<Arena<ARENA_SIZE, ARENA_KEPT>> = RefCell::new(Arena::default());
+    /// The arena every [`Part::copy_from_slice`] of [`INLINE_CAP`] to [`SEND_ARENA_PART_MAX`] bytes
+    /// on a thread copies into: the sender's copies of its messages. A part keeps its one
+    /// buffer alive; a buffer whose parts have all been dropped is used again (see
+    /// `arena.rs`), so a steady stream of small messages allocates nothing. Thread-local
+    /// because a part is made before any socket sees it; it changes where the bytes are, never
+    /// what a function returns.
+    static SEND_ARENA: RefCell<Arena<SEND_ARENA_SIZE, SEND_ARENA_KEPT>> = RefCell::new(Arena::default());
+    /// The arena the bodies a frame decoder receives are copied into (connections share
+    /// their thread's, so an idle connection keeps no partly used buffer of its own): buffers
+    /// of [`ARENA_SIZE`] bytes, so a received part a slow reader queues keeps at most 8 KiB
+    /// alive, as libzmq's read buffer does.
+    static RECV_ARENA: RefCell<Arena<ARENA_SIZE, ARENA_KEPT>> = RefCell::new(Arena::default());
 }
 
 /// One part (frame) of a message.
@@ -100,9 +130,25 @@ impl Part {
         })
     }
 
-    /// A part holding a copy of `data`: inline when it is small, in this thread's arena up to
-    /// [`ARENA_PART_MAX`] bytes (see [`ARENA_KEPT`]), in an allocation of its own above.
+    /// A part holding a copy of `data`: inline when it is small, in this thread's sending arena
+    /// up to [`SEND_ARENA_PART_MAX`] bytes (see [`SEND_ARENA_SIZE`]), in an allocation of its own
+    /// above.
     pub fn copy_from_slice(data: &[u8]) -> Self {
+        Self::copy_into(&SEND_ARENA, data, SEND_ARENA_PART_MAX)
+    }
+
+    /// A received part holding a copy of `data`: as [`Part::copy_from_slice`], but in the
+    /// thread's receiving arena, whose [`ARENA_SIZE`] buffers bound what a peer's queued
+    /// messages keep alive.
+    pub(crate) fn copy_received(data: &[u8]) -> Self {
+        Self::copy_into(&RECV_ARENA, data, ARENA_PART_MAX)
+    }
+
+    fn copy_into<const SIZE: usize, const KEPT: usize>(
+        arena: &'static LocalKey<RefCell<Arena<SIZE, KEPT>>>,
+        data: &[u8],
+        max: usize,
+    ) -> Self {
         if data.len() <= INLINE_CAP {
             let mut buf = [0u8; INLINE_CAP];
             buf[..data.len()].copy_from_slice(data);
@@ -110,8 +156,8 @@ impl Part {
                 len: data.len() as u8,
                 data: buf,
             })
-        } else if data.len() <= ARENA_PART_MAX {
-            let b = arena::with_thread(&THREAD_ARENA, |a| a.copy(data));
+        } else if data.len() <= max {
+            let b = arena::with_thread(arena, |a| a.copy(data));
             Part(Repr::Shared(
                 b.unwrap_or_else(|| Bytes::copy_from_slice(data)),
             ))
@@ -125,7 +171,7 @@ impl Part {
     pub(crate) fn take_from(buf: &mut BytesMut, len: usize) -> Self {
         debug_assert!(len <= buf.len());
         if len < SLICE_MIN {
-            let part = Part::copy_from_slice(&buf[..len]);
+            let part = Part::copy_received(&buf[..len]);
             buf.advance(len);
             part
         } else {
@@ -530,6 +576,42 @@ mod tests {
         assert_ne!(addr(&copied), at);
         assert_eq!(copied.len(), 8191);
         assert_eq!(buf.as_ptr() as usize, at + 8191);
+    }
+
+    /// How many times a run of parts, each `len` bytes, is not back to back (a new buffer).
+    fn buffer_breaks(parts: &[Part], len: usize) -> usize {
+        parts
+            .windows(2)
+            .filter(|w| addr(&w[1]) != addr(&w[0]) + len)
+            .count()
+    }
+
+    /// A sender's copies go into 64 KiB buffers, received bodies into 8 KiB ones: 1,000 parts
+    /// of 64 bytes (62.5 KiB) start a new buffer at most once when sent, about eight times
+    /// when received; a sent 4 KiB part is in the arena too, a received one is not. (Each test
+    /// has a thread, so a fresh pair of arenas, of its own.)
+    #[test]
+    fn sent_copies_and_received_bodies_use_their_own_buffer_sizes() {
+        let sent: Vec<Part> = (0..1000).map(|_| Part::copy_from_slice(&[1; 64])).collect();
+        assert!(
+            buffer_breaks(&sent, 64) <= 1,
+            "sent: {}",
+            buffer_breaks(&sent, 64)
+        );
+        let mut buf = BytesMut::from(&[2u8; 64 * 1000][..]);
+        let received: Vec<Part> = (0..1000).map(|_| Part::take_from(&mut buf, 64)).collect();
+        let breaks = buffer_breaks(&received, 64);
+        assert!((7..=8).contains(&breaks), "received: {breaks}");
+        // 4 KiB parts too: sixteen to a sending buffer; received, each allocated on its own.
+        let sent_4k: Vec<Part> = (0..16).map(|_| Part::copy_from_slice(&[3; 4096])).collect();
+        assert!(buffer_breaks(&sent_4k, 4096) <= 1);
+        let mut buf = BytesMut::from(&[4u8; 4096 * 16][..]);
+        let received_4k: Vec<Part> = (0..16).map(|_| Part::take_from(&mut buf, 4096)).collect();
+        assert_eq!(buffer_breaks(&received_4k, 4096), 15);
+        assert!(sent_4k.iter().all(|p| p[..] == [3; 4096]));
+        assert!(received_4k.iter().all(|p| p[..] == [4; 4096]));
+        assert!(sent.iter().all(|p| p[..] == [1; 64]));
+        assert!(received.iter().all(|p| p[..] == [2; 64]));
     }
 
     /// The thread's arena takes buffers back only when no part points into them: a stream of

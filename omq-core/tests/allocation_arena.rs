@@ -1,6 +1,7 @@
-//! Small parts allocate nothing at steady state: the sender's copies of 64-byte messages and
-//! the bodies a session decodes cycle through their thread's arena buffers (see
-//! `omq_core::message::ARENA_KEPT`) instead of one allocation each.
+//! Small parts allocate nothing at steady state: the sender's copies of 64-byte messages (and
+//! of 512-byte ones queued a full inproc pipe deep) and the bodies a session decodes cycle
+//! through their thread's arena buffers (see `omq_core::message::ARENA_KEPT` and
+//! `SEND_ARENA_KEPT`) instead of one allocation each.
 //!
 //! One test per binary: the allocation counters are process-wide.
 
@@ -21,16 +22,18 @@ static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 const N: usize = 100_000;
 /// Messages alive at once: about four arena buffers' worth of 64-byte parts.
 const IN_FLIGHT: usize = 500;
+/// Sent messages alive at once in the deep case: SNDHWM + RCVHWM of an inproc pipe.
+const DEEP: usize = 2000;
 
-#[test]
-fn small_parts_allocate_nothing_at_steady_state() {
-    // The sending side: copies of 64-byte bodies, dropped in order once IN_FLIGHT newer ones
-    // exist (as a connection drops each once written). Warm-up first: the thread's buffers.
-    let mut in_flight = VecDeque::with_capacity(IN_FLIGHT + 1);
+/// Allocations made by N copies of `size`-byte bodies, each dropped once `depth` newer ones
+/// exist, after a warm-up of N more (which fills the thread's sending buffers). `size` <= 512.
+fn sent_allocations(size: usize, depth: usize) -> usize {
+    let mut in_flight = VecDeque::with_capacity(depth + 1);
     let mut send = |n: usize| {
         for i in 0..n {
-            in_flight.push_back(Part::copy_from_slice(&[i as u8; 64]));
-            if in_flight.len() > IN_FLIGHT {
+            // A body on the stack: the copy is the only allocation there could be.
+            in_flight.push_back(Part::copy_from_slice(&[i as u8; 512][..size]));
+            if in_flight.len() > depth {
                 in_flight.pop_front();
             }
         }
@@ -38,11 +41,22 @@ fn small_parts_allocate_nothing_at_steady_state() {
     send(N);
     let region = Region::new(GLOBAL);
     send(N);
-    let sent = region.change();
+    region.change().allocations
+}
+
+#[test]
+fn small_parts_allocate_nothing_at_steady_state() {
+    // The sending side: copies of 64-byte bodies, dropped in order once IN_FLIGHT newer ones
+    // exist (as a connection drops each once written).
+    let sent = sent_allocations(64, IN_FLIGHT);
+    assert!(sent < 10, "{sent} allocations for {N} copies of 64 bytes");
+
+    // A deep queue of larger copies: 512-byte bodies, 2,000 alive at once (a full inproc pipe
+    // at the default HWMs, 1,000 KiB), still fit the sending arena's remembered buffers.
+    let sent = sent_allocations(512, DEEP);
     assert!(
-        sent.allocations < 10,
-        "{} allocations for {N} copies of 64 bytes",
-        sent.allocations
+        sent < 10,
+        "{sent} allocations for {N} copies of 512 bytes, {DEEP} in flight"
     );
 
     // The receiving side: a session decoding 64-byte frames from its input, the messages

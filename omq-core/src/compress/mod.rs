@@ -302,7 +302,7 @@ impl Codec {
             }
             match wire.shared() {
                 Some(b) => Part::from(b.slice(4..)),
-                None => Part::copy_from_slice(&wire[4..]),
+                None => Part::copy_received(&wire[4..]),
             }
         } else {
             let out = match (self.kind, &self.recv_dict) {

@@ -871,7 +871,7 @@ impl CurveMechanism {
             if !opener.open_in_place(tail, plain, tag) {
                 return Err(curve(CurveError::MessageBox));
             }
-            return Ok((plain[0], Part::copy_from_slice(&plain[1..])));
+            return Ok((plain[0], Part::copy_received(&plain[1..])));
         }
         let in_arena = (sealed.len() <= ARENA_PART_MAX + 1)
             .then(|| {

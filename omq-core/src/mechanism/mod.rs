@@ -299,7 +299,7 @@ impl Mechanism {
                 body: if body.len() >= crate::message::SLICE_MIN {
                     Part::from(body.freeze())
                 } else {
-                    Part::copy_from_slice(&body)
+                    Part::copy_received(&body)
                 },
             }),
             Mechanism::Curve(m) => m.decode_owned_frame(body),
