@@ -420,7 +420,7 @@ pub fn bar(cfg: &Config, store: &Store) -> String {
         .map(|i| i.name())
         .collect();
     let mut md = String::from(
-        "\n### The bar (issue 6; proxy rows: issue 16), checked against this run's medians\n\n| cell | requirement |",
+        "\n### The bar (issue 6; rows marked issue 13, 14 or 16: those issues), checked against this run's medians\n\n| cell | requirement |",
     );
     for v in &variants {
         let _ = write!(md, " {v} | met |");
@@ -694,28 +694,121 @@ pub fn bar(cfg: &Config, store: &Store) -> String {
             md.push_str("|\n");
         }
     }
-    // Allocations and instructions are counted for omq-tokio only.
-    let rest = " | not measured | –".repeat(variants.len().saturating_sub(1));
+    md.push_str(&issue13_rows(cfg, store, variants));
+    md
+}
+
+/// Issue 13's rows (the per-message path): inproc at twice libzmq's inproc up to 1 KiB; the
+/// multi-threaded tokio layouts at 0.8× the current-thread omq-tokio in every PUSH/PULL cell;
+/// no allocation per message up to 64 B and at most half libzmq's instructions per 64 B
+/// message, on every backend the cost pass measured.
+fn issue13_rows(cfg: &Config, store: &Store, variants: &[&str]) -> String {
+    let mut md = String::new();
+    let mark = |ok: Option<bool>| match ok {
+        Some(true) => "yes",
+        Some(false) => "**no**",
+        None => "–",
+    };
+    if cfg.patterns.contains(&crate::spec::Pattern::PushPull) {
+        if cfg.transports.contains(&Transport::Inproc) {
+            for s in cfg.thr_sizes().into_iter().filter(|&s| s <= 1024) {
+                let m = |imp: &str| store.median(imp, "inproc", "pushpull", s, "e2e_msg_s");
+                let target = m("libzmq").map(|v| 2.0 * v);
+                let mut row = format!(
+                    "| PUSH/PULL inproc {} e2e (issue 13) | ≥ 2× libzmq inproc (= {}) ",
+                    size(s),
+                    target.map_or("–".into(), rate)
+                );
+                for v in variants {
+                    let got = m(v);
+                    let share = got
+                        .zip(target)
+                        .map_or(String::new(), |(g, t)| format!(" ({:.0}%)", 100.0 * g / t));
+                    let _ = write!(
+                        row,
+                        "| {}{share} | {} ",
+                        got.map_or("–".into(), rate),
+                        mark(got.zip(target).map(|(g, t)| g >= t))
+                    );
+                }
+                md.push_str(&row);
+                md.push_str("|\n");
+            }
+        }
+        for &t in &cfg.transports {
+            for s in cfg.thr_sizes() {
+                let m = |imp: &str| store.median(imp, t.name(), "pushpull", s, "e2e_msg_s");
+                let base = m(Impl::OmqTokio.name());
+                let mut row = format!(
+                    "| PUSH/PULL {} {} e2e, multi-threaded tokio (issue 13) | ≥ 0.8× omq-tokio (= {}) ",
+                    t.name(),
+                    size(s),
+                    base.map_or("–".into(), |b| rate(0.8 * b))
+                );
+                for v in variants {
+                    let multi = [Impl::OmqTokioMt.name(), Impl::OmqTokioTasks.name()].contains(v);
+                    let got = m(v).filter(|_| multi);
+                    let ratio = got.zip(base).map(|(g, b)| g / b);
+                    let _ = write!(
+                        row,
+                        "| {} | {} ",
+                        ratio.map_or("–".into(), |r| format!("{r:.2}×")),
+                        mark(ratio.map(|r| r >= 0.8))
+                    );
+                }
+                md.push_str(&row);
+                md.push_str("|\n");
+            }
+        }
+    }
+    // Allocations and instructions: from the cost pass, every backend it measured.
+    let cost_row = |md: &mut String,
+                    cell: &str,
+                    req: String,
+                    metric: &str,
+                    size: usize,
+                    ok: &dyn Fn(f64) -> bool| {
+        let _ = write!(md, "| {cell} | {req} ");
+        for v in variants {
+            let got = Impl::ALL
+                .iter()
+                .find(|i| i.name() == *v)
+                .and_then(|&i| cost::median(store, i, size, metric))
+                .map(|s| s.median);
+            let _ = write!(
+                md,
+                "| {} | {} ",
+                got.map_or("not measured".into(), plain),
+                mark(got.map(ok))
+            );
+        }
+        md.push_str("|\n");
+    };
     if cfg.allocs {
-        let a = cost::median(store, Impl::OmqTokio, 8, "allocs_per_msg").map(|s| s.median);
-        let _ = writeln!(
-            md,
-            "| allocations, 8 B (inline) | 0 per message | {} | {}{rest} |",
-            a.map_or("–".into(), plain),
-            mark(a.map(|v| v < 0.01))
-        );
+        for s in cost::ALLOC_SIZES {
+            cost_row(
+                &mut md,
+                &format!("allocations, {} (issue 13)", size(s)),
+                "0 per message".into(),
+                "allocs_per_msg",
+                s,
+                &|v| v < 0.01,
+            );
+        }
     }
     if cfg.callgrind {
-        let o = cost::median(store, Impl::OmqTokio, cost::INSTR_SIZE, "instr_per_msg")
-            .map(|s| s.median);
         let l =
             cost::median(store, Impl::Libzmq, cost::INSTR_SIZE, "instr_per_msg").map(|s| s.median);
-        let _ = writeln!(
-            md,
-            "| instructions, 64 B | < libzmq (= {}) | {} | {}{rest} |",
-            l.map_or("–".into(), plain),
-            o.map_or("–".into(), plain),
-            mark(o.zip(l).map(|(o, l)| o < l))
+        cost_row(
+            &mut md,
+            &format!("instructions, {} (issue 13)", size(cost::INSTR_SIZE)),
+            format!(
+                "≤ ½ libzmq (= {})",
+                l.map_or("–".into(), |l| plain(l / 2.0))
+            ),
+            "instr_per_msg",
+            cost::INSTR_SIZE,
+            &|v| l.is_some_and(|l| v <= l / 2.0),
         );
     }
     md
