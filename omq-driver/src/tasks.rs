@@ -404,7 +404,8 @@ impl<R: Runtime> ConnectionTask<R> {
                 break End::Lost(CloseReason::Eof);
             }
             if conn.wants_read() {
-                if let Some((r, buf)) = idle_reader.take() {
+                if let Some((r, mut buf)) = idle_reader.take() {
+                    make_room(&conn, &mut buf);
                     read.set(r.read(buf).fuse());
                 }
             }
@@ -479,19 +480,11 @@ impl<R: Runtime> ConnectionTask<R> {
                                 }
                                 break End::Lost(CloseReason::Session(e));
                             }
-                            // The core sizes the room; it never passes on what a peer
-                            // merely announces.
-                            let room = conn.read_hint(&buf);
-                            if buf.capacity() - buf.len() < room {
-                                // Grow by a whole batch at least, so small reads do not each
-                                // grow the buffer; never by more than the hint allows.
-                                let batch = if conn.session().is_ready() { READ_SIZE } else { 0 };
-                                buf.reserve(room.max(batch));
-                            }
                             if R::yields_after_input() {
                                 R::yield_now().await;
                             }
                             if conn.wants_read() {
+                                make_room(&conn, &mut buf);
                                 read.set(r.read(buf).fuse());
                             } else {
                                 idle_reader = Some((r, buf));
@@ -519,6 +512,26 @@ impl<R: Runtime> ConnectionTask<R> {
         // Dropping `read` and `write` here releases the stream; an io_uring backend's futures
         // keep their buffers alive until the kernel is done with them.
         let _ = (read.is_terminated(), write.is_terminated());
+    }
+}
+
+/// Gives `buf` the room the next read needs, just before that read starts. The core sizes the
+/// room; it never passes on what a peer merely announces. Grows by a whole batch at least, so
+/// small reads do not each grow the buffer.
+///
+/// Only a read about to start asks for room: a reader paused at RCVHWM may hold most of a
+/// batch still undecoded, and making room then would move (or grow) all of it for a read that
+/// is not yet wanted. Once the paused bytes are decoded, what is left to move is at most the
+/// start of one frame.
+fn make_room(conn: &Connection, buf: &mut BytesMut) {
+    let room = conn.read_hint(buf);
+    if buf.capacity() - buf.len() < room {
+        let batch = if conn.session().is_ready() {
+            READ_SIZE
+        } else {
+            0
+        };
+        buf.reserve(room.max(batch));
     }
 }
 
