@@ -68,6 +68,13 @@ impl Connection {
         }
     }
 
+    /// The socket attaches the peer's properties to each message as it is read, not the
+    /// session as it decodes it (see [`Session::leave_properties_to_reader`]): for a driver
+    /// whose connections decode on another thread than the one the socket's user reads on.
+    pub fn leave_properties_to_reader(&mut self) {
+        self.session.leave_properties_to_reader();
+    }
+
     /// The pipe this connection serves.
     pub fn pipe(&self) -> PipeId {
         self.pipe

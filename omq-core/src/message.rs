@@ -428,9 +428,18 @@ impl Message {
         self.metadata.as_ref()
     }
 
-    /// Attaches connection metadata (done by the session for every received message).
+    /// Attaches connection metadata (done for every received message: by the socket as it is
+    /// read, or by a session used on its own).
     pub fn set_metadata(&mut self, metadata: Option<Arc<Metadata>>) {
         self.metadata = metadata;
+    }
+
+    /// Attaches `metadata` unless the message already carries some.
+    #[inline]
+    pub(crate) fn stamp_metadata(&mut self, metadata: &Arc<Metadata>) {
+        if self.metadata.is_none() {
+            self.metadata = Some(metadata.clone());
+        }
     }
 
     /// SERVER, PEER: the peer a received message came from, or the one a message to send goes

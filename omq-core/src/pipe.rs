@@ -113,6 +113,11 @@ pub struct Pipe {
     pub(crate) assigned_routing_id: Option<Bytes>,
     /// What the handshake said about the peer.
     pub(crate) peer: Option<PeerInfo>,
+    /// The peer's properties, given to each message as it is read (see `FairQueue::pop`):
+    /// set when the handshake completes over a connection; `None` for an in-process link
+    /// (whose messages never crossed a connection: libzmq gives them no properties either)
+    /// and a datagram pipe.
+    pub(crate) properties: Option<std::sync::Arc<crate::wire::metadata::Metadata>>,
     /// The driver has been told there is something to send and has not yet found the queue
     /// empty (so the next message needs no new wake-up).
     pub(crate) flush_requested: bool,
@@ -143,6 +148,7 @@ impl Pipe {
             routing_id: None,
             assigned_routing_id: None,
             peer: None,
+            properties: None,
             flush_requested: false,
             read_paused: false,
             queued_for_read: false,

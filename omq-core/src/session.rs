@@ -242,6 +242,9 @@ pub struct Session {
     pong_mark: u64,
     /// PINGs queued so far (HEARTBEAT_IVL), for diagnostics and tests.
     pings_sent: u64,
+    /// Each message gets the peer's properties here (false when a socket attaches them as the
+    /// message is read: see [`Session::leave_properties_to_reader`]).
+    stamps_properties: bool,
 }
 
 impl Session {
@@ -309,6 +312,7 @@ impl Session {
             timers,
             pong_mark: 0,
             pings_sent: 0,
+            stamps_properties: true,
         };
         if raw && session.error.is_none() {
             session.start_raw();
@@ -335,6 +339,16 @@ impl Session {
         self.phase = Phase::Ready;
         self.tx.set_staging(crate::wire::tx::STAGING);
         self.events.push_back(SessionEvent::HandshakeSucceeded);
+    }
+
+    /// Messages leave this session without the peer's properties: its owner attaches them when
+    /// the message is read, as [`crate::Socket`] does for a [`crate::connection::Connection`]'s messages
+    /// (see `FairQueue::pop`). Taking a reference to the properties is an atomic increment,
+    /// and dropping the message a decrement: made here, on the thread that decodes, and there,
+    /// on the thread that reads, the two would pass the reference count's cache line between
+    /// cores with every message.
+    pub fn leave_properties_to_reader(&mut self) {
+        self.stamps_properties = false;
     }
 
     /// Whether this is a STREAM's raw connection.
@@ -600,7 +614,9 @@ impl Session {
                 _ => {}
             }
         }
-        msg.set_metadata(self.peer.as_ref().map(|p| p.properties.clone()));
+        if self.stamps_properties {
+            msg.set_metadata(self.peer.as_ref().map(|p| p.properties.clone()));
+        }
         self.events.push_back(SessionEvent::Message(msg));
         Ok(())
     }

@@ -79,6 +79,10 @@ pub struct Net {
     events: HashMap<SockId, Vec<MonitorEvent>>,
     /// Flip a bit in the last byte of the next chunk this socket transmits (tamper tests).
     pub tamper: Option<SockId>,
+    /// New connections leave the peer's properties to the socket, which attaches them as
+    /// each message is read, as a multi-threaded driver does
+    /// ([`Connection::leave_properties_to_reader`]).
+    pub properties_at_read: bool,
 }
 
 fn listener_key(ep: &Endpoint) -> String {
@@ -105,6 +109,7 @@ impl Net {
             buffer: 128 * 1024,
             events: HashMap::new(),
             tamper: None,
+            properties_at_read: false,
         }
     }
 
@@ -455,9 +460,16 @@ impl Net {
             }
             cfg.entropy = Some(crate::mechanism::Entropy::from_bytes(bytes));
         }
+        let at_read = self.properties_at_read;
         let side = |s, pipe, cfg| Side {
             sock: s,
-            conn: Connection::new(pipe, cfg, now),
+            conn: {
+                let mut c = Connection::new(pipe, cfg, now);
+                if at_read {
+                    c.leave_properties_to_reader();
+                }
+                c
+            },
             rx: BytesMut::new(),
             held: BytesMut::new(),
         };

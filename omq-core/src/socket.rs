@@ -709,9 +709,12 @@ impl Socket {
 
     /// `pipe`'s handshake completed.
     pub fn handle_ready(&mut self, pipe: PipeId, peer: PeerInfo, _now: Instant) {
+        // A STREAM's raw messages never carried the peer's properties; keep it so.
+        let stamped = self.socket_type != SocketType::Stream && !self.is_inproc(pipe);
         let Some(p) = self.pipes.get_mut(pipe) else {
             return;
         };
+        p.properties = (stamped && !p.datagram).then(|| peer.properties.clone());
         p.peer = Some(peer);
         p.state = PipeState::Active;
         let attached = p.attached;

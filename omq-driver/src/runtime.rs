@@ -105,6 +105,17 @@ pub trait Runtime: Sized + 'static {
         false
     }
 
+    /// Whether a socket's user may read its messages on another thread than the one its
+    /// connection tasks decode them on (a multi-threaded scheduler, or application threads
+    /// blocking on one). Then each message gets the peer's properties as it is read
+    /// ([`omq_core::connection::Connection::leave_properties_to_reader`]), so the reference count those
+    /// properties share is taken and let go of on the reading thread, not passed between
+    /// cores with every message. Default: no (a thread-per-core runtime reads where it
+    /// decodes, and stamping while decoding costs it less).
+    fn reads_elsewhere() -> bool {
+        false
+    }
+
     /// Connects to one tcp address, with TCP_NODELAY and the connection options set:
     /// [`net::tcp_connect_socket`] makes such a socket for a runtime that connects one it is
     /// given; one that makes its own socket in its connect calls [`net::apply_tcp_options`] on

@@ -347,6 +347,9 @@ impl<R: Runtime> ConnectionTask<R> {
             tracing::Span::current().record("peer_address", address.as_str());
         }
         let mut conn = Connection::new(pipe, config, R::now());
+        if R::reads_elsewhere() {
+            conn.leave_properties_to_reader();
+        }
         let read = reader
             .read(BytesMut::with_capacity(conn.read_hint(&[])))
             .fuse();

@@ -187,6 +187,18 @@ impl Runtime for Tokio {
         })
     }
 
+    /// On the multi-threaded scheduler with more than one worker: the socket's user may be
+    /// another worker's task or a thread blocking on the runtime. Measured (docs/PERFORMANCE.md,
+    /// "Properties stamped where they are read"): omq-tokio-mt tcp 64 B +43%, the tasks layout
+    /// -3%, the Python binding's one-worker runtime level (its reading threads take turns on
+    /// the GIL), so not there.
+    fn reads_elsewhere() -> bool {
+        tokio::runtime::Handle::try_current().is_ok_and(|h| {
+            h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
+                && h.metrics().num_workers() > 1
+        })
+    }
+
     async fn connect_tcp(addr: SocketAddr, t: &TransportOptions) -> io::Result<(Reader, Writer)> {
         let sock = net::tcp_connect_socket(&addr, t)?;
         let s = TcpSocket::from_std_stream(sock.into())

@@ -279,3 +279,51 @@ fn send_and_recv_futures_stay_small() {
         assert!(recv_size <= 48, "recv future: {recv_size} bytes");
     });
 }
+
+/// What a multi-threaded runtime gets from a tcp peer, and from an in-process one: a tcp
+/// message carries the peer's properties (attached as it is read there, see
+/// `reads_elsewhere`), an inproc message none (as libzmq's).
+async fn properties_of_received_messages(tag: &str) {
+    let pull = Socket::new(SocketType::Pull, Options::default()).unwrap();
+    let ep = pull.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
+    let inproc = format!("inproc://properties-{tag}");
+    pull.bind(&inproc).await.unwrap();
+    let push = Socket::new(
+        SocketType::Push,
+        Options::default().metadata("X-Tag", tag.as_bytes().to_vec()),
+    )
+    .unwrap();
+    push.connect(&ep).await.unwrap();
+    for i in 0..300u32 {
+        push.send(Message::from(i.to_be_bytes().to_vec()))
+            .await
+            .unwrap();
+    }
+    for _ in 0..300 {
+        let m = within(pull.recv()).await.unwrap();
+        assert_eq!(m.property("Socket-Type"), Some(&b"PUSH"[..]));
+        assert_eq!(m.property("X-Tag"), Some(tag.as_bytes()));
+        assert!(m.property("Peer-Address").is_some());
+    }
+    let local = Socket::new(SocketType::Push, Options::default()).unwrap();
+    local.connect(&inproc).await.unwrap();
+    local.send(Message::from("in")).await.unwrap();
+    let m = within(pull.recv()).await.unwrap();
+    assert_eq!(m, Message::from("in"));
+    assert!(
+        m.metadata().is_none(),
+        "an in-process message has no properties"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn received_messages_carry_properties_on_the_multi_threaded_runtime() {
+    assert!(<omq_tokio::Tokio as omq_driver::Runtime>::reads_elsewhere());
+    properties_of_received_messages("mt").await;
+}
+
+#[tokio::test]
+async fn received_messages_carry_properties_on_the_current_thread_runtime() {
+    assert!(!<omq_tokio::Tokio as omq_driver::Runtime>::reads_elsewhere());
+    properties_of_received_messages("ct").await;
+}

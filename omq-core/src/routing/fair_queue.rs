@@ -25,13 +25,18 @@ impl FairQueue {
     }
 
     /// Takes the next message in turn.
-    #[inline]
+    #[inline(always)]
     pub fn pop(&mut self, pipes: &mut Pipes) -> Option<(PipeId, Message)> {
         while let Some(id) = self.ready.pop_front() {
             let Some(p) = pipes.get_mut(id) else {
                 continue;
             };
             p.queued_for_read = false;
+            // The peer's properties go on here, on the reading thread (see
+            // `Session::leave_properties_to_reader`), in place: the message is moved once.
+            if let (Some(props), Some(front)) = (&p.properties, p.inbound.front_mut()) {
+                front.stamp_metadata(props);
+            }
             let Some(msg) = p.inbound.pop_front() else {
                 continue;
             };
