@@ -207,9 +207,6 @@ impl Connection {
                 SessionEvent::HandshakeSucceeded => {
                     if let Some(peer) = self.session.peer().cloned() {
                         socket.handle_ready(self.pipe, peer, now);
-                        if !self.session.stamps_properties() {
-                            socket.stamp_on_read(self.pipe);
-                        }
                     }
                 }
                 SessionEvent::Message(msg) => {

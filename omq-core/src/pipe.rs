@@ -113,10 +113,10 @@ pub struct Pipe {
     pub(crate) assigned_routing_id: Option<Bytes>,
     /// What the handshake said about the peer.
     pub(crate) peer: Option<PeerInfo>,
-    /// The peer's properties, given to each message as it is read (see `FairQueue::pop`): set
-    /// only for a connection that leaves them to the socket (`Socket::stamp_on_read`); `None`
-    /// where the session attaches them, and for an in-process link (whose messages never
-    /// crossed a connection: libzmq gives them none either) or a datagram pipe.
+    /// The peer's properties, given to each message as it is read (see `FairQueue::pop`):
+    /// set when the handshake completes over a connection; `None` for an in-process link
+    /// (whose messages never crossed a connection: libzmq gives them no properties either)
+    /// and a datagram pipe.
     pub(crate) properties: Option<std::sync::Arc<crate::wire::metadata::Metadata>>,
     /// The driver has been told there is something to send and has not yet found the queue
     /// empty (so the next message needs no new wake-up).

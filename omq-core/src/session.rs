@@ -351,11 +351,6 @@ impl Session {
         self.stamps_properties = false;
     }
 
-    /// False once [`Session::leave_properties_to_reader`] was called.
-    pub(crate) fn stamps_properties(&self) -> bool {
-        self.stamps_properties
-    }
-
     /// Whether this is a STREAM's raw connection.
     fn is_raw(&self) -> bool {
         self.config.socket_type == SocketType::Stream

@@ -709,9 +709,12 @@ impl Socket {
 
     /// `pipe`'s handshake completed.
     pub fn handle_ready(&mut self, pipe: PipeId, peer: PeerInfo, _now: Instant) {
+        // A STREAM's raw messages never carried the peer's properties; keep it so.
+        let stamped = self.socket_type != SocketType::Stream && !self.is_inproc(pipe);
         let Some(p) = self.pipes.get_mut(pipe) else {
             return;
         };
+        p.properties = (stamped && !p.datagram).then(|| peer.properties.clone());
         p.peer = Some(peer);
         p.state = PipeState::Active;
         let attached = p.attached;
@@ -741,21 +744,6 @@ impl Socket {
             self.notice(pipe, Bytes::new());
         }
         self.ctx().request_flush(pipe);
-    }
-
-    /// `pipe`'s connection leaves the peer's properties to the socket
-    /// ([`crate::connection::Connection::leave_properties_to_reader`]): each message read from
-    /// it gets them in `FairQueue::pop`. Not for an in-process link (its messages carry none,
-    /// as libzmq's), a datagram pipe or a STREAM's raw connection, which never carried them.
-    pub(crate) fn stamp_on_read(&mut self, pipe: PipeId) {
-        if self.socket_type == SocketType::Stream || self.is_inproc(pipe) {
-            return;
-        }
-        if let Some(p) = self.pipes.get_mut(pipe) {
-            if !p.datagram {
-                p.properties = p.peer.as_ref().map(|i| i.properties.clone());
-            }
-        }
     }
 
     /// ROUTER_NOTIFY's CONNECT bit, or a STREAM with STREAM_NOTIFY.
