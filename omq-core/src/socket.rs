@@ -771,7 +771,13 @@ impl Socket {
             return;
         }
         if let Some(p) = self.pipes.get_mut(pipe) {
-            p.inbound.push_back(Message::from(Part::from(body)));
+            // Empty properties, so a socket that attaches the peer's as messages are read
+            // (`FairQueue::pop`) leaves a notice without them, as libzmq's come.
+            let mut notice = Message::from(Part::from(body));
+            notice.set_metadata(Some(std::sync::Arc::new(
+                crate::wire::metadata::Metadata::new(),
+            )));
+            p.inbound.push_back(notice);
             self.fq.notify(&mut self.pipes, pipe);
         }
     }

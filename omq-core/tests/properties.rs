@@ -103,3 +103,41 @@ fn messages_over_an_in_process_link_get_no_properties_from_the_socket() {
     assert_eq!(m, Message::from("in"));
     assert!(m.metadata().is_none());
 }
+
+/// ROUTER_NOTIFY's and DISCONNECT_MSG's notices are the socket's own messages: they carry no
+/// properties (libzmq's engine pushes them bare), wherever the peer's are attached, while what
+/// the peer sent between them carries its own.
+#[test]
+fn a_routers_notices_carry_no_properties_wherever_they_are_stamped() {
+    use omq_core::options::RouterNotify;
+    for at_read in [false, true] {
+        let mut net = Net::new(9);
+        net.properties_at_read = at_read;
+        let o = Options::default()
+            .router_notify(RouterNotify {
+                connect: true,
+                disconnect: true,
+            })
+            .disconnect_msg(Some(Bytes::from_static(b"gone")));
+        let router = net.socket(SocketType::Router, o).unwrap();
+        let ep = net.bind(router, "tcp://*:0").unwrap();
+        let o = Options::default().routing_id(Bytes::from_static(b"d"));
+        let dealer = net.socket(SocketType::Dealer, o).unwrap();
+        net.connect(dealer, &ep).unwrap();
+        net.run_for(Duration::from_millis(10));
+        net.send(dealer, Message::from("hi")).unwrap();
+        net.run_for(Duration::from_millis(10));
+        net.close(dealer);
+        net.run_for(Duration::from_millis(10));
+        let mut got = Vec::new();
+        while let Ok(m) = net.recv(router) {
+            got.push(m);
+        }
+        let bodies: Vec<_> = got.iter().map(|m| m.get(1).unwrap().to_vec()).collect();
+        assert_eq!(bodies, [&b""[..], b"hi", b"", b"gone"], "{at_read}");
+        for (m, body) in got.iter().zip(&bodies) {
+            let want = (body == b"hi").then_some(&b"DEALER"[..]);
+            assert_eq!(m.property("Socket-Type"), want, "{at_read} {body:?}");
+        }
+    }
+}
