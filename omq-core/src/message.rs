@@ -55,23 +55,38 @@ pub const SLICE_MIN: usize = 8 * 1024;
 
 /// Parts up to this size (and above [`INLINE_CAP`]), received or copied by a sender, are
 /// copied into a shared arena rather than each into an allocation of its own: one allocation
-/// per arena buffer instead of one per message. A received part keeps at most its
-/// [`ARENA_SIZE`] buffer alive, so what a peer's messages queue stays bounded by HWM × 8 KiB for
-/// these sizes, never by the read buffer (libzmq's zero-copy decoder has the same bound: its
-/// messages point into its 8 KiB read buffer). Measured (Python binding, 1 KiB tcp PUSH/PULL,
+/// per arena buffer instead of one per message. A received part keeps at most its one buffer
+/// alive (8 KiB for parts up to 256 B, at most [`ARENA_SIZE_MAX`] above), so what a peer's
+/// messages queue stays bounded by HWM times that, never by the read buffer (libzmq's
+/// zero-copy decoder has the same kind of bound: its messages point into its 8 KiB read
+/// buffer). Measured (Python binding, 1 KiB tcp PUSH/PULL,
 /// where the runtime thread allocates and the Python thread frees): an allocation per 1 KiB
 /// part cost a fifth of the samples in malloc, free and glibc's arena lock; one per eight parts
 /// does not show.
 pub const ARENA_PART_MAX: usize = 2 * 1024;
 
-/// Size of one buffer of the receiving arena (the bodies a frame decoder copies).
+/// Size of one buffer of the receiving arena (the bodies a frame decoder copies), for parts
+/// up to 256 B.
 pub const ARENA_SIZE: usize = 8 * 1024;
+
+/// Largest buffer of the receiving arena: a buffer holds 32 parts of the size it was made for
+/// (`arena::PARTS_PER_BUFFER`), in powers of two from [`ARENA_SIZE`] (parts up to 256 B) to
+/// this (parts from 513 B to [`ARENA_PART_MAX`]). Measured (Python binding, tcp 1 KiB, where
+/// the runtime thread allocates the buffers and the Python thread frees them, HWM 100,000 so
+/// few are taken back): 8 KiB buffers 1.11M msg/s, 16 KiB 1.20M, 32 KiB 1.27M; omq-tokio tcp
+/// 1 KiB +5%, omq-tokio-mt tcp 1 KiB +7%. One size of 32 KiB for every part made
+/// omq-tokio-mt tcp 64 B about 7% slower (512 parts to a buffer: the decoding and the reading
+/// thread share its reference count more often), hence the size by part.
+pub const ARENA_SIZE_MAX: usize = 32 * 1024;
 
 /// How many filled buffers of the receiving arena a thread remembers, to take back once their
 /// parts are gone. Enough for what is in flight on one thread in a stream of small messages: a
 /// 64 KiB read of 64-byte messages fills eight buffers before the first of its messages is
 /// received, and a pipe at the default HWM of 1,000 holds as many. So a thread keeps at most
-/// `(1 + ARENA_KEPT) * ARENA_SIZE` = 136 KiB of receiving-arena memory that no part holds.
+/// `(1 + ARENA_KEPT) * ARENA_SIZE` = 136 KiB of receiving-arena memory that no part holds
+/// (the ring remembers `ARENA_KEPT * ARENA_SIZE` bytes' worth: four buffers of
+/// [`ARENA_SIZE_MAX`] for parts over 512 B; after the size changed, at most `1 + ARENA_KEPT`
+/// buffers in all).
 pub const ARENA_KEPT: usize = 16;
 
 /// Size of one buffer of the sending arena, which [`Part::copy_from_slice`] copies into: eight
@@ -106,9 +121,10 @@ thread_local! {
     static SEND_ARENA: RefCell<Arena<SEND_ARENA_SIZE, SEND_ARENA_KEPT>> = RefCell::new(Arena::default());
     /// The arena the bodies a frame decoder receives are copied into (connections share
     /// their thread's, so an idle connection keeps no partly used buffer of its own): buffers
-    /// of [`ARENA_SIZE`] bytes, so a received part a slow reader queues keeps at most 8 KiB
-    /// alive, as libzmq's read buffer does.
-    static RECV_ARENA: RefCell<Arena<ARENA_SIZE, ARENA_KEPT>> = RefCell::new(Arena::default());
+    /// of [`ARENA_SIZE`] bytes for parts up to 256 B, so such a part a slow reader queues
+    /// keeps at most 8 KiB alive, as libzmq's read buffer does; larger parts go 32 to a
+    /// buffer, up to [`ARENA_SIZE_MAX`].
+    static RECV_ARENA: RefCell<Arena<ARENA_SIZE, ARENA_KEPT, ARENA_SIZE_MAX>> = RefCell::new(Arena::default());
 }
 
 /// One part (frame) of a message.
@@ -138,14 +154,14 @@ impl Part {
     }
 
     /// A received part holding a copy of `data`: as [`Part::copy_from_slice`], but in the
-    /// thread's receiving arena, whose [`ARENA_SIZE`] buffers bound what a peer's queued
-    /// messages keep alive.
+    /// thread's receiving arena, whose buffers ([`ARENA_SIZE`] up to [`ARENA_SIZE_MAX`]) bound
+    /// what a peer's queued messages keep alive.
     pub(crate) fn copy_received(data: &[u8]) -> Self {
         Self::copy_into(&RECV_ARENA, data, ARENA_PART_MAX)
     }
 
-    fn copy_into<const SIZE: usize, const KEPT: usize>(
-        arena: &'static LocalKey<RefCell<Arena<SIZE, KEPT>>>,
+    fn copy_into<const SIZE: usize, const KEPT: usize, const MAX: usize>(
+        arena: &'static LocalKey<RefCell<Arena<SIZE, KEPT, MAX>>>,
         data: &[u8],
         max: usize,
     ) -> Self {
@@ -542,21 +558,51 @@ mod tests {
         p.as_slice().as_ptr() as usize
     }
 
-    /// The tiers as documented, in literal sizes (a test written in terms of the constants
-    /// would hold whatever they were): parts of up to 2 KiB share 8 KiB arenas.
-    #[test]
-    fn four_2k_parts_share_one_8k_arena() {
-        let mut buf = BytesMut::from(&vec![7u8; 16 * 1024][..]);
-        let first = Part::take_from(&mut buf, 2048);
+    /// `n` parts of `len` bytes, as a decoder takes them, share one receiving-arena buffer
+    /// back to back, and the next one starts another.
+    fn share_one_buffer(len: usize, n: usize) {
+        let mut buf = BytesMut::from(&vec![7u8; (n + 1) * len][..]);
+        let first = Part::take_from(&mut buf, len);
         let mut last = addr(&first);
-        for i in 1..4 {
-            let p = Part::take_from(&mut buf, 2048);
-            assert_eq!(addr(&p), last + 2048, "part {i} shares the arena");
+        for i in 1..n {
+            let p = Part::take_from(&mut buf, len);
+            assert_eq!(
+                addr(&p),
+                last + len,
+                "{len}-byte part {i} shares the buffer"
+            );
             last = addr(&p);
         }
-        // The arena is full: the next part starts another one.
-        let next = Part::take_from(&mut buf, 2048);
-        assert_ne!(addr(&next), last + 2048);
+        let next = Part::take_from(&mut buf, len);
+        assert_ne!(
+            addr(&next),
+            last + len,
+            "{n} {len}-byte parts fill a buffer"
+        );
+    }
+
+    /// The tiers as documented, in literal sizes (a test written in terms of the constants
+    /// would hold whatever they were): 2 KiB parts share 32 KiB buffers, 1 KiB parts too, 257 B
+    /// parts 16 KiB ones and 256 B parts 8 KiB ones. One size per test: a test's thread has an
+    /// arena of its own, fresh.
+    #[test]
+    fn sixteen_2k_parts_share_one_32k_buffer() {
+        share_one_buffer(2048, 16);
+    }
+
+    #[test]
+    fn thirty_two_1k_parts_share_one_32k_buffer() {
+        share_one_buffer(1024, 32);
+    }
+
+    #[test]
+    fn sixty_three_257_byte_parts_share_one_16k_buffer() {
+        share_one_buffer(257, 63);
+    }
+
+    #[test]
+    fn thirty_two_256_byte_parts_share_one_8k_buffer() {
+        share_one_buffer(256, 32);
     }
 
     #[test]
