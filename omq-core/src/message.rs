@@ -56,10 +56,13 @@ pub const SLICE_MIN: usize = 8 * 1024;
 /// Parts up to this size (and above [`INLINE_CAP`]), received or copied by a sender, are
 /// copied into a shared arena rather than each into an allocation of its own: one allocation
 /// per arena buffer instead of one per message. A received part keeps at most its one buffer
-/// alive (8 KiB for parts up to 256 B, at most [`ARENA_SIZE_MAX`] above), so what a peer's
-/// messages queue stays bounded by HWM times that, never by the read buffer (libzmq's
-/// zero-copy decoder has the same kind of bound: its messages point into its 8 KiB read
-/// buffer). Measured (Python binding, 1 KiB tcp PUSH/PULL,
+/// alive, at most [`ARENA_SIZE_MAX`] bytes, so what a peer's queued messages keep alive is
+/// bounded by RCVHWM times that, never by the read buffer or a size the peer claims. A stream
+/// of parts up to 256 B uses 8 KiB buffers (libzmq's zero-copy decoder has that bound: its
+/// messages point into its 8 KiB read buffer); a small part can still be cut from the rest of
+/// a larger buffer that parts over 256 B started, so the worst case, a stalled pipe whose
+/// parts land one per buffer between other connections' traffic on the same thread, is
+/// RCVHWM x 32 KiB (it was RCVHWM x 8 KiB before stop 43). Measured (Python binding, 1 KiB tcp PUSH/PULL,
 /// where the runtime thread allocates and the Python thread frees): an allocation per 1 KiB
 /// part cost a fifth of the samples in malloc, free and glibc's arena lock; one per eight parts
 /// does not show.
@@ -84,9 +87,9 @@ pub const ARENA_SIZE_MAX: usize = 32 * 1024;
 /// 64 KiB read of 64-byte messages fills eight buffers before the first of its messages is
 /// received, and a pipe at the default HWM of 1,000 holds as many. So a thread keeps at most
 /// `(1 + ARENA_KEPT) * ARENA_SIZE` = 136 KiB of receiving-arena memory that no part holds
-/// (the ring remembers `ARENA_KEPT * ARENA_SIZE` bytes' worth: four buffers of
-/// [`ARENA_SIZE_MAX`] for parts over 512 B; after the size changed, at most `1 + ARENA_KEPT`
-/// buffers in all).
+/// while the parts are small; the ring remembers `ARENA_KEPT * ARENA_SIZE` bytes' worth (four
+/// buffers of [`ARENA_SIZE_MAX`] for parts over 512 B), and slots a shorter ring no longer
+/// uses keep their older, smaller buffers, so after the sizes changed it is under 300 KiB.
 pub const ARENA_KEPT: usize = 16;
 
 /// Size of one buffer of the sending arena, which [`Part::copy_from_slice`] copies into: eight
@@ -121,9 +124,9 @@ thread_local! {
     static SEND_ARENA: RefCell<Arena<SEND_ARENA_SIZE, SEND_ARENA_KEPT>> = RefCell::new(Arena::default());
     /// The arena the bodies a frame decoder receives are copied into (connections share
     /// their thread's, so an idle connection keeps no partly used buffer of its own): buffers
-    /// of [`ARENA_SIZE`] bytes for parts up to 256 B, so such a part a slow reader queues
-    /// keeps at most 8 KiB alive, as libzmq's read buffer does; larger parts go 32 to a
-    /// buffer, up to [`ARENA_SIZE_MAX`].
+    /// made for 32 parts of the size that needed them, from [`ARENA_SIZE`] (parts up to
+    /// 256 B, as libzmq's 8 KiB read buffer) up to [`ARENA_SIZE_MAX`]; see
+    /// [`ARENA_PART_MAX`] for what a queued part can keep alive.
     static RECV_ARENA: RefCell<Arena<ARENA_SIZE, ARENA_KEPT, ARENA_SIZE_MAX>> = RefCell::new(Arena::default());
 }
 
