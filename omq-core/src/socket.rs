@@ -1168,6 +1168,19 @@ impl Socket {
         self.pattern.can_send(&self.pipes, &self.options)
     }
 
+    /// At least how many messages [`Socket::send`] would take now, one after another, before
+    /// it would block: the free room of every peer a PUSH, DEALER, PAIR, SCATTER, CLIENT or
+    /// CHANNEL balances over ([`usize::MAX`] with SNDHWM 0), and for the other types one
+    /// when [`Socket::can_send`] says so. A lower bound for a driver that takes messages ahead
+    /// of the socket (a buffering sink), so what it holds never exceeds what SNDHWM allows;
+    /// sends can still fail for other reasons. 0 once closed.
+    pub fn send_room(&self) -> usize {
+        if self.closed {
+            return 0;
+        }
+        self.pattern.send_room(&self.pipes, &self.options)
+    }
+
     /// Whether [`Socket::recv`] would return a message now (or a state error). Discards what
     /// REQ and REP would discard, so the answer is exact.
     pub fn can_recv(&mut self) -> bool {

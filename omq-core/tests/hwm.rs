@@ -282,3 +282,47 @@ fn inbound_room_is_what_rcvhwm_leaves() {
         assert_eq!(s.inbound_room(pipe), usize::MAX);
     }
 }
+
+/// `send_room` is exactly what `send` takes before it blocks for the load-balanced types
+/// (a buffering sink relies on it never to hold more than SNDHWM allows), one or none for the
+/// others, and none once closed.
+#[test]
+fn send_room_is_what_send_takes_before_it_blocks() {
+    for (t, peer) in [
+        (SocketType::Push, SocketType::Pull),
+        (SocketType::Dealer, SocketType::Router),
+        (SocketType::Pair, SocketType::Pair),
+        (SocketType::Scatter, SocketType::Gather),
+        (SocketType::Client, SocketType::Server),
+    ] {
+        let peers = if t == SocketType::Pair { 1 } else { 3 };
+        for hwm in [1, 4, 1000] {
+            let (mut s, _) = ready_socket(t, Options::default().send_hwm(hwm), peer, peers);
+            assert_eq!(s.send_room(), hwm * peers, "{t:?} hwm {hwm}");
+            s.send(Message::from("x")).unwrap();
+            assert_eq!(
+                s.send_room(),
+                hwm * peers - 1,
+                "{t:?} hwm {hwm}, one queued"
+            );
+            let room = s.send_room();
+            assert_eq!(fill(&mut s), room, "{t:?} hwm {hwm}");
+            assert_eq!(s.send_room(), 0);
+        }
+        let (s, _) = ready_socket(t, Options::default().send_hwm(0), peer, peers);
+        assert_eq!(s.send_room(), usize::MAX, "{t:?}: SNDHWM 0 has no bound");
+    }
+    // No peer at all: nothing to balance over.
+    let s = Socket::new(SocketType::Push, Options::default(), 1).unwrap();
+    assert_eq!(s.send_room(), 0);
+    // The others: one when a send would go through now.
+    let (mut req, _) = ready_socket(SocketType::Req, Options::default(), SocketType::Rep, 1);
+    assert_eq!(req.send_room(), 1);
+    req.send(Message::from("q")).unwrap();
+    assert_eq!(req.send_room(), 0, "a REQ waits for its reply");
+    let (publ, _) = ready_socket(SocketType::Pub, Options::default(), SocketType::Sub, 1);
+    assert_eq!(publ.send_room(), 1);
+    let (mut push, _) = ready_socket(SocketType::Push, Options::default(), SocketType::Pull, 1);
+    push.close();
+    assert_eq!(push.send_room(), 0, "closed");
+}

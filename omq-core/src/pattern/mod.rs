@@ -263,6 +263,13 @@ pub(crate) trait Rules {
     /// Whether [`Rules::send`] would accept a message now.
     fn can_send(&self, pipes: &Pipes, options: &Options) -> bool;
 
+    /// At least how many messages [`Rules::send`] would take now, one after another, before
+    /// it would block (a lower bound: sends fail for other reasons as before). By default one
+    /// when [`Rules::can_send`] says so; the load-balanced types count their pipes' room.
+    fn send_room(&self, pipes: &Pipes, options: &Options) -> usize {
+        usize::from(self.can_send(pipes, options))
+    }
+
     /// Whether [`Rules::recv`] would return a message (or a state error) now. May discard
     /// what `recv` would discard, so the answer is exact.
     fn can_recv(&mut self, ctx: &mut Ctx<'_>) -> bool;
@@ -414,6 +421,10 @@ impl Pattern {
 
     pub(crate) fn can_send(&self, pipes: &Pipes, options: &Options) -> bool {
         dispatch!(self, p => p.can_send(pipes, options))
+    }
+
+    pub(crate) fn send_room(&self, pipes: &Pipes, options: &Options) -> usize {
+        dispatch!(self, p => p.send_room(pipes, options))
     }
 
     pub(crate) fn can_recv(&mut self, ctx: &mut Ctx<'_>) -> bool {

@@ -29,6 +29,10 @@ impl Rules for Pair {
         self.lb.has_room(pipes, super::send_hwm(options))
     }
 
+    fn send_room(&self, pipes: &Pipes, options: &Options) -> usize {
+        self.lb.room(pipes, super::send_hwm(options))
+    }
+
     fn can_recv(&mut self, ctx: &mut Ctx<'_>) -> bool {
         ctx.has_message()
     }

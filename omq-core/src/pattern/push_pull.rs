@@ -29,6 +29,10 @@ impl Rules for Push {
         self.lb.has_room(pipes, super::send_hwm(options))
     }
 
+    fn send_room(&self, pipes: &Pipes, options: &Options) -> usize {
+        self.lb.room(pipes, super::send_hwm(options))
+    }
+
     fn can_recv(&mut self, _ctx: &mut Ctx<'_>) -> bool {
         false
     }

@@ -46,6 +46,23 @@ impl LoadBalancer {
         None
     }
 
+    /// How many messages [`LoadBalancer::pick`] would place, one after another, before it
+    /// finds no pipe with room: the free room of every pipe in the ring (unbounded with
+    /// `hwm` 0 and at least one pipe).
+    pub fn room(&self, pipes: &Pipes, hwm: usize) -> usize {
+        self.ring
+            .iter()
+            .filter_map(|&id| pipes.get(id))
+            .map(|p| {
+                if hwm == 0 {
+                    usize::MAX
+                } else {
+                    hwm.saturating_sub(p.out.len())
+                }
+            })
+            .fold(0, usize::saturating_add)
+    }
+
     /// Whether some pipe has room (so a send would not block).
     pub fn has_room(&self, pipes: &Pipes, hwm: usize) -> bool {
         self.ring
