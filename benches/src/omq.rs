@@ -279,8 +279,15 @@ async fn send_timed<R: Runtime>(
     }
     ready.await.expect("ready");
     let t0 = Instant::now();
-    for _ in 0..n {
-        push.send(copy(&payload)).await.expect("send");
+    if std::env::var_os("OMQ_BENCH_SINK").is_some() {
+        // The socket's Sink fed by a stream (docs/PERFORMANCE.md, "A sink that batches").
+        use futures_util::{SinkExt, StreamExt};
+        let mut items = futures_util::stream::iter(0..n).map(|_| Ok(copy(&payload)));
+        push.sink().send_all(&mut items).await.expect("send_all");
+    } else {
+        for _ in 0..n {
+            push.send(copy(&payload)).await.expect("send");
+        }
     }
     done.await.expect("done");
     t0

@@ -17,6 +17,9 @@ pub enum StreamCase {
     StreamAndSink,
     /// `poll_ready` waits while no peer has room; a dropped `next` takes nothing.
     BackpressureAndCancel,
+    /// The sink takes a batch ahead of the socket, never past the socket's room, hands it over
+    /// at flush (or when dropped), and reports a held message's error at flush.
+    SinkBatches,
     /// PULL -> proxy -> PUSH with a capture socket.
     ProxyStreamer,
     /// REQ clients -> ROUTER | proxy | DEALER -> REP workers.
@@ -141,6 +144,88 @@ async fn run<R: Runtime>(case: StreamCase) {
                 let m = within::<R, _>(stream.next()).await.unwrap().unwrap();
                 assert_eq!(m, Message::from(vec![i]));
             }
+        }
+        StreamCase::SinkBatches => {
+            // No peer yet, SNDHWM 5: `send_all` takes exactly the five the socket has room
+            // for (and the one `send_all` keeps while it waits), not a batch.
+            let ep = format!("ipc:///tmp/omq-streams-{}.sock", unique("batch"));
+            let push = Socket::<R>::new(
+                SocketType::Push,
+                Options::default()
+                    .send_hwm(5)
+                    .reconnect_ivl(Some(Duration::from_millis(20))),
+            )
+            .unwrap();
+            push.connect(&ep).await.unwrap();
+            let pulled = std::cell::Cell::new(0u32);
+            let mut items = futures_util::stream::iter(0..10u8).map(|i| {
+                pulled.set(pulled.get() + 1);
+                Ok(Message::from(vec![i]))
+            });
+            let mut sink = push.sink();
+            let waited =
+                within_for::<R, _>(Duration::from_millis(200), sink.send_all(&mut items)).await;
+            assert!(waited.is_none(), "the sink went past SNDHWM");
+            assert_eq!(
+                pulled.get(),
+                6,
+                "the sink took more than the socket had room for"
+            );
+            assert!(
+                push.try_send(Message::from("x")).is_err(),
+                "the five went to the socket"
+            );
+            drop(sink);
+            let pull = sock::<R>(SocketType::Pull);
+            pull.bind(&ep).await.unwrap();
+            for i in 0..5u8 {
+                let m = within::<R, _>(pull.recv()).await.unwrap();
+                assert_eq!(m, Message::from(vec![i]));
+            }
+            // With room, `feed` holds messages in the sink until the flush hands them over in
+            // one go, in order.
+            let mut sink = push.sink();
+            for i in 10..13u8 {
+                within::<R, _>(sink.feed(Message::from(vec![i])))
+                    .await
+                    .unwrap();
+            }
+            let early = within_for::<R, _>(Duration::from_millis(100), pull.recv()).await;
+            assert!(early.is_none(), "a fed message went out before the flush");
+            within::<R, _>(sink.flush()).await.unwrap();
+            for i in 10..13u8 {
+                let m = within::<R, _>(pull.recv()).await.unwrap();
+                assert_eq!(m, Message::from(vec![i]));
+            }
+            // A sink dropped unflushed hands what it holds to the socket.
+            for i in 20..22u8 {
+                within::<R, _>(sink.feed(Message::from(vec![i])))
+                    .await
+                    .unwrap();
+            }
+            drop(sink);
+            for i in 20..22u8 {
+                let m = within::<R, _>(pull.recv()).await.unwrap();
+                assert_eq!(m, Message::from(vec![i]));
+            }
+            // A held message the socket refuses: the error comes from the flush, the message
+            // is gone, and the sink goes on.
+            let router = Socket::<R>::new(
+                SocketType::Router,
+                Options::default().router_mandatory(true),
+            )
+            .unwrap();
+            router.bind("tcp://127.0.0.1:0").await.unwrap();
+            let mut sink = router.sink();
+            within::<R, _>(sink.feed(Message::multipart([b"nobody".to_vec(), b"x".to_vec()])))
+                .await
+                .unwrap();
+            let r = within::<R, _>(sink.flush()).await;
+            assert!(
+                matches!(r, Err(omq_driver::Error::HostUnreachable)),
+                "{r:?}"
+            );
+            within::<R, _>(sink.flush()).await.unwrap();
         }
         StreamCase::ProxyStreamer => {
             let front = sock::<R>(SocketType::Pull);
@@ -329,6 +414,7 @@ macro_rules! streams_suite {
             $crate::streams_suite!(@cases $backend;
                 a_sink_feeds_a_stream_and_forward_pipes_sockets: StreamAndSink,
                 sinks_wait_for_room_and_a_dropped_next_takes_nothing: BackpressureAndCancel,
+                a_sink_batches_within_the_room_and_flushes_in_order: SinkBatches,
                 proxy_streams_pull_to_push_with_a_capture: ProxyStreamer,
                 proxy_brokers_req_clients_to_rep_workers: ProxyBroker,
                 proxy_forwards_pub_sub_and_subscriptions: ProxyForwarder,

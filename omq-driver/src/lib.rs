@@ -58,7 +58,7 @@ pub use error::Error;
 pub use proxy::{proxy, proxy_steerable, ProxyStatistics};
 pub use runtime::{Datagram, Listener, ReadHalf, Runtime, WriteHalf};
 pub use socket::{AsEndpoint, Monitor, Socket, TrySendError};
-pub use stream::{SocketSink, SocketStream};
+pub use stream::{SocketSink, SocketStream, SINK_BATCH};
 pub use tasks::{close_orphans, run_then_close, Task, READ_SIZE};
 
 pub use omq_core::mechanism::{

@@ -240,19 +240,6 @@ impl Shared {
         }
     }
 
-    /// Whether the socket can take a message now, after moving over what it parked on
-    /// in-process links if it cannot.
-    pub(crate) fn can_send(self: &Arc<Self>) -> bool {
-        {
-            let st = self.lock();
-            if st.core.can_send() || !st.parks_out(self) {
-                return st.core.can_send();
-            }
-        }
-        self.settle_out();
-        self.lock().core.can_send()
-    }
-
     /// Moves over every in-process link on which this socket parked messages in its own
     /// pipe. Takes this socket's lock (and the peers') itself: call it without holding it.
     pub(crate) fn settle_out(self: &Arc<Self>) {

@@ -496,6 +496,16 @@ impl<R: Runtime> Socket<R> {
         &self,
         msgs: &mut std::collections::VecDeque<Message>,
     ) -> Result<usize, Error> {
+        self.send_many(msgs, false).0
+    }
+
+    /// [`Socket::try_send_many`]; with `room`, also how many more messages the socket would
+    /// take after them ([`omq_core::Socket::send_room`]), seen under the same lock (0 without).
+    pub(crate) fn send_many(
+        &self,
+        msgs: &mut std::collections::VecDeque<Message>,
+        room: bool,
+    ) -> (Result<usize, Error>, usize) {
         let shared = self.shared();
         let mut st = shared.lock();
         let mut n = 0;
@@ -523,12 +533,20 @@ impl<R: Runtime> Socket<R> {
                 }
             }
         }
-        if n > 0 {
+        let mut left = if room { st.core.send_room() } else { 0 };
+        if room && left == 0 && failed.is_none() && !settled && st.parks_out(shared) {
+            // No room while this socket parked messages on in-process links: move them first.
+            shared.finish(st);
+            shared.settle_out();
+            st = shared.lock();
+            left = st.core.send_room();
+            shared.finish(st);
+        } else if n > 0 {
             shared.finish(st);
         }
         match failed {
-            Some(e) => Err(e),
-            None => Ok(n),
+            Some(e) => (Err(e), 0),
+            None => (Ok(n), left),
         }
     }
 

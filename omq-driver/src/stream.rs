@@ -5,14 +5,25 @@
 //! handles to the same socket (take as many as you like). Both are poll-based and cancel-safe:
 //! a message is taken off the socket's queue only by the `poll_next` that returns it, and
 //! `poll_ready` is pending while no peer has room (as `send` waits), so a `SinkExt::send`
-//! dropped while it waits has sent nothing. Should another handle take the room between
-//! `poll_ready` and `start_send`, the sink keeps that one message and hands it over on the
-//! next `poll_ready` / `poll_flush`. "Flushed" means handed to the socket, as `send` returning
-//! does: the socket's connections write it out in the background.
+//! dropped while it waits has sent nothing.
+//!
+//! The sink takes messages ahead of the socket, up to [`SINK_BATCH`] and never more than the
+//! socket had room for at its last look (`omq_core::Socket::send_room`: PUSH, DEALER, PAIR and
+//! their single-part kin count their peers' room; the other types take one at a time), and
+//! hands them over under one lock at `poll_flush`, `poll_close` or the `poll_ready` that finds
+//! the batch full: `send_all` and `forward` take the socket's lock once a batch instead of twice
+//! a message. "Flushed" means handed to the socket, as `send` returning does: the socket's
+//! connections write it out in the background. Should another handle take the room first, the
+//! sink keeps what it holds and hands it over once there is room again. A sink dropped before
+//! it was flushed hands what it holds to the socket if there is room, which there is unless
+//! another handle took it; an error the socket gives a held message (an unroutable ROUTER
+//! message with ROUTER_MANDATORY, say) comes back from the `poll_flush` or `poll_ready` that
+//! handed it over, not from `start_send`.
 //!
 //! The halves wait without limit: RCVTIMEO and SNDTIMEO apply to `recv` and `send`, not here
 //! (wrap a stream in your runtime's timeout combinator instead).
 
+use std::collections::VecDeque;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
@@ -146,11 +157,19 @@ impl<R: Runtime> Stream for SocketStream<R> {
     }
 }
 
+/// Most messages a sink takes ahead of the socket before handing them over under one lock.
+pub const SINK_BATCH: usize = 64;
+
 /// The writing half of a socket: a `Sink` of messages, with backpressure.
 pub struct SocketSink<R: Runtime> {
     socket: Socket<R>,
-    /// A message accepted by `start_send` that the socket had no room for yet.
-    held: Option<Message>,
+    /// Messages `start_send` took and the socket has not yet, in order (at most
+    /// [`SINK_BATCH`]).
+    buf: VecDeque<Message>,
+    /// How many more messages `start_send` may take: the socket's room at the last look
+    /// (`omq_core::Socket::send_room`), less what `buf` took since. So what the sink holds
+    /// never goes past what SNDHWM lets the socket take.
+    credit: usize,
     wait: Option<Wait>,
     _runtime: PhantomData<fn() -> R>,
 }
@@ -159,7 +178,7 @@ impl<R: Runtime> std::fmt::Debug for SocketSink<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SocketSink")
             .field("socket", &self.socket)
-            .field("holding", &self.held.is_some())
+            .field("holding", &self.buf.len())
             .finish()
     }
 }
@@ -168,7 +187,8 @@ impl<R: Runtime> SocketSink<R> {
     pub(crate) fn new(socket: Socket<R>) -> Self {
         SocketSink {
             socket,
-            held: None,
+            buf: VecDeque::new(),
+            credit: 0,
             wait: None,
             _runtime: PhantomData,
         }
@@ -179,33 +199,37 @@ impl<R: Runtime> SocketSink<R> {
         &self.socket
     }
 
-    /// Hands the held message to the socket, waiting for room.
-    fn poll_push(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        let shared = self.socket.shared().clone();
+    /// Hands what the sink holds to the socket under one lock and looks at the room left.
+    /// True when nothing is held any more. A message the socket refuses for a reason other
+    /// than room is dropped with its error, as `send` would drop it.
+    fn hand_over(&mut self) -> Result<bool, Error> {
+        let (r, room) = self.socket.send_many(&mut self.buf, true);
+        if let Err(e) = r {
+            self.buf.pop_front();
+            self.credit = 0;
+            return Err(e);
+        }
+        self.credit = if self.buf.is_empty() { room } else { 0 };
+        Ok(self.buf.is_empty())
+    }
+
+    /// Hands over what is held, waiting for room; with `credit`, then also waits until the
+    /// socket has room for another message.
+    fn poll_hand_over(&mut self, cx: &mut Context<'_>, credit: bool) -> Poll<Result<(), Error>> {
         loop {
-            let Some(msg) = self.held.take() else {
-                self.wait = None;
-                return Poll::Ready(Ok(()));
-            };
-            {
-                let (st, r) = shared.lock_send(msg);
-                match r {
-                    Ok(()) => {
-                        shared.finish(st);
-                        continue;
-                    }
-                    Err(e) => {
-                        let (err, m) = Error::from_send(e);
-                        if !matches!(err, Error::WouldBlock) {
-                            self.wait = None;
-                            return Poll::Ready(Err(err));
-                        }
-                        self.held = Some(m);
-                    }
+            match self.hand_over() {
+                Err(e) => {
+                    self.wait = None;
+                    return Poll::Ready(Err(e));
                 }
+                Ok(true) if !credit || self.credit > 0 => {
+                    self.wait = None;
+                    return Poll::Ready(Ok(()));
+                }
+                Ok(_) => {}
             }
             match &mut self.wait {
-                None => self.wait = Some(Wait::new(&shared, Side::Send)),
+                None => self.wait = Some(Wait::new(self.socket.shared(), Side::Send)),
                 Some(w) => match Pin::new(&mut w.listener).poll(cx) {
                     Poll::Ready(()) => self.wait = None,
                     Poll::Pending => return Poll::Pending,
@@ -218,56 +242,40 @@ impl<R: Runtime> SocketSink<R> {
 impl<R: Runtime> Sink<Message> for SocketSink<R> {
     type Error = Error;
 
-    /// Ready when the socket has room for a message now (and nothing is held), so a send
-    /// future dropped while waiting here has sent nothing.
+    /// Ready while the socket had room, at the last look, for one more than the sink holds
+    /// (and the sink holds fewer than [`SINK_BATCH`]); otherwise hands over what it holds and
+    /// waits for room. So a send future dropped while waiting here has sent nothing.
     fn poll_ready(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        if self.poll_push(cx)?.is_pending() {
-            return Poll::Pending;
+        if self.credit > 0 && self.buf.len() < SINK_BATCH {
+            return Poll::Ready(Ok(()));
         }
-        let shared = self.socket.shared().clone();
-        loop {
-            if shared.can_send() {
-                self.wait = None;
-                return Poll::Ready(Ok(()));
-            }
-            match &mut self.wait {
-                None => self.wait = Some(Wait::new(&shared, Side::Send)),
-                Some(w) => match Pin::new(&mut w.listener).poll(cx) {
-                    Poll::Ready(()) => self.wait = None,
-                    Poll::Pending => return Poll::Pending,
-                },
-            }
-        }
+        self.poll_hand_over(cx, true)
     }
 
+    /// Takes the message; it goes to the socket with the next `poll_flush`, `poll_close`, or
+    /// the `poll_ready` that finds [`SINK_BATCH`] held.
     fn start_send(mut self: Pin<&mut Self>, item: Message) -> Result<(), Error> {
-        debug_assert!(self.held.is_none(), "start_send without poll_ready");
-        // Hand it over at once when there is room; otherwise keep it for the next poll.
-        let shared = self.socket.shared().clone();
-        let (st, r) = shared.lock_send(item);
-        match r {
-            Ok(()) => {
-                shared.finish(st);
-                Ok(())
-            }
-            Err(e) => {
-                let (err, m) = Error::from_send(e);
-                if matches!(err, Error::WouldBlock) {
-                    self.held = Some(m);
-                    Ok(())
-                } else {
-                    Err(err)
-                }
-            }
-        }
+        self.buf.push_back(item);
+        self.credit = self.credit.saturating_sub(1);
+        Ok(())
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        self.poll_push(cx)
+        self.poll_hand_over(cx, false)
     }
 
     fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        self.poll_push(cx)
+        self.poll_hand_over(cx, false)
+    }
+}
+
+impl<R: Runtime> Drop for SocketSink<R> {
+    /// What the sink still holds goes to the socket if it has room: the sink took it only
+    /// while the socket had room, so it fits unless another handle took that room since.
+    fn drop(&mut self) {
+        if !self.buf.is_empty() {
+            let _ = self.socket.send_many(&mut self.buf, false);
+        }
     }
 }
 
