@@ -47,6 +47,20 @@ async fn pair<R: Runtime>(bind: SocketType, connect: SocketType) -> (Socket<R>, 
     (a, b)
 }
 
+/// A PUSH with SNDHWM 5 connected to an ipc endpoint nobody has bound yet, and that endpoint.
+async fn push_to_nobody<R: Runtime>(tag: &str) -> (Socket<R>, String) {
+    let ep = format!("ipc:///tmp/omq-streams-{}.sock", unique(tag));
+    let push = Socket::<R>::new(
+        SocketType::Push,
+        Options::default()
+            .send_hwm(5)
+            .reconnect_ivl(Some(Duration::from_millis(20))),
+    )
+    .unwrap();
+    push.connect(&ep).await.unwrap();
+    (push, ep)
+}
+
 async fn run<R: Runtime>(case: StreamCase) {
     match case {
         StreamCase::StreamAndSink => {
@@ -85,15 +99,7 @@ async fn run<R: Runtime>(case: StreamCase) {
         StreamCase::BackpressureAndCancel => {
             // No peer yet: a PUSH queues SNDHWM messages for the endpoint, then the sink
             // waits; once a peer binds, everything flows.
-            let ep = format!("ipc:///tmp/omq-streams-{}.sock", unique("bp"));
-            let push = Socket::<R>::new(
-                SocketType::Push,
-                Options::default()
-                    .send_hwm(5)
-                    .reconnect_ivl(Some(Duration::from_millis(20))),
-            )
-            .unwrap();
-            push.connect(&ep).await.unwrap();
+            let (push, ep) = push_to_nobody::<R>("bp").await;
             let mut sink = push.sink();
             for i in 0..5u8 {
                 within::<R, _>(sink.send(Message::from(vec![i])))
@@ -148,15 +154,7 @@ async fn run<R: Runtime>(case: StreamCase) {
         StreamCase::SinkBatches => {
             // No peer yet, SNDHWM 5: `send_all` takes exactly the five the socket has room
             // for (and the one `send_all` keeps while it waits), not a batch.
-            let ep = format!("ipc:///tmp/omq-streams-{}.sock", unique("batch"));
-            let push = Socket::<R>::new(
-                SocketType::Push,
-                Options::default()
-                    .send_hwm(5)
-                    .reconnect_ivl(Some(Duration::from_millis(20))),
-            )
-            .unwrap();
-            push.connect(&ep).await.unwrap();
+            let (push, ep) = push_to_nobody::<R>("batch").await;
             let pulled = std::cell::Cell::new(0u32);
             let mut items = futures_util::stream::iter(0..10u8).map(|i| {
                 pulled.set(pulled.get() + 1);

@@ -1169,16 +1169,18 @@ impl Socket {
     }
 
     /// At least how many messages [`Socket::send`] would take now, one after another, before
-    /// it would block: the free room of every peer a PUSH, DEALER, PAIR, SCATTER, CLIENT or
-    /// CHANNEL balances over ([`usize::MAX`] with SNDHWM 0), and for the other types one
+    /// it would block, counted no further than `enough` needs: for a PUSH, DEALER, PAIR,
+    /// SCATTER, CLIENT or CHANNEL the free room of the peers it balances over, in turn, until
+    /// the sum reaches `enough` (all of them with `usize::MAX`; unbounded with SNDHWM 0), so
+    /// asking for a batch costs one or a few peers, not every peer; for the other types one
     /// when [`Socket::can_send`] says so. A lower bound for a driver that takes messages ahead
     /// of the socket (a buffering sink), so what it holds never exceeds what SNDHWM allows;
     /// sends can still fail for other reasons. 0 once closed.
-    pub fn send_room(&self) -> usize {
+    pub fn send_room(&self, enough: usize) -> usize {
         if self.closed {
             return 0;
         }
-        self.pattern.send_room(&self.pipes, &self.options)
+        self.pattern.send_room(&self.pipes, &self.options, enough)
     }
 
     /// Whether [`Socket::recv`] would return a message now (or a state error). Discards what

@@ -298,31 +298,45 @@ fn send_room_is_what_send_takes_before_it_blocks() {
         let peers = if t == SocketType::Pair { 1 } else { 3 };
         for hwm in [1, 4, 1000] {
             let (mut s, _) = ready_socket(t, Options::default().send_hwm(hwm), peer, peers);
-            assert_eq!(s.send_room(), hwm * peers, "{t:?} hwm {hwm}");
+            assert_eq!(s.send_room(usize::MAX), hwm * peers, "{t:?} hwm {hwm}");
             s.send(Message::from("x")).unwrap();
             assert_eq!(
-                s.send_room(),
+                s.send_room(usize::MAX),
                 hwm * peers - 1,
                 "{t:?} hwm {hwm}, one queued"
             );
-            let room = s.send_room();
+            let room = s.send_room(usize::MAX);
             assert_eq!(fill(&mut s), room, "{t:?} hwm {hwm}");
-            assert_eq!(s.send_room(), 0);
+            assert_eq!(s.send_room(usize::MAX), 0);
         }
         let (s, _) = ready_socket(t, Options::default().send_hwm(0), peer, peers);
-        assert_eq!(s.send_room(), usize::MAX, "{t:?}: SNDHWM 0 has no bound");
+        assert_eq!(
+            s.send_room(usize::MAX),
+            usize::MAX,
+            "{t:?}: SNDHWM 0 has no bound"
+        );
+        // Asked for no more than `enough`, the count stops at the first peer that reaches it.
+        let (s, _) = ready_socket(t, Options::default().send_hwm(4), peer, peers);
+        let at_most = 4 * peers;
+        for (enough, counted) in [(0, 0), (1, 4), (4, 4), (5, 8), (8, 8), (9, 12)] {
+            assert_eq!(
+                s.send_room(enough),
+                counted.min(at_most),
+                "{t:?} enough {enough}"
+            );
+        }
     }
     // No peer at all: nothing to balance over.
     let s = Socket::new(SocketType::Push, Options::default(), 1).unwrap();
-    assert_eq!(s.send_room(), 0);
+    assert_eq!(s.send_room(usize::MAX), 0);
     // The others: one when a send would go through now.
     let (mut req, _) = ready_socket(SocketType::Req, Options::default(), SocketType::Rep, 1);
-    assert_eq!(req.send_room(), 1);
+    assert_eq!(req.send_room(usize::MAX), 1);
     req.send(Message::from("q")).unwrap();
-    assert_eq!(req.send_room(), 0, "a REQ waits for its reply");
+    assert_eq!(req.send_room(usize::MAX), 0, "a REQ waits for its reply");
     let (publ, _) = ready_socket(SocketType::Pub, Options::default(), SocketType::Sub, 1);
-    assert_eq!(publ.send_room(), 1);
+    assert_eq!(publ.send_room(usize::MAX), 1);
     let (mut push, _) = ready_socket(SocketType::Push, Options::default(), SocketType::Pull, 1);
     push.close();
-    assert_eq!(push.send_room(), 0, "closed");
+    assert_eq!(push.send_room(usize::MAX), 0, "closed");
 }

@@ -17,6 +17,7 @@ use crate::error::Error;
 use crate::runtime::Runtime;
 use crate::shared::{Keeper, Shared, State};
 use crate::signal::{Signal, CLOSE, DROPPED};
+use crate::stream::SINK_BATCH;
 use crate::tasks::ListenerTask;
 
 /// How long a dropped socket keeps flushing in the background at most, whatever its LINGER:
@@ -500,7 +501,8 @@ impl<R: Runtime> Socket<R> {
     }
 
     /// [`Socket::try_send_many`]; with `room`, also how many more messages the socket would
-    /// take after them ([`omq_core::Socket::send_room`]), seen under the same lock (0 without).
+    /// take after them, counted up to a sink's batch ([`omq_core::Socket::send_room`] with
+    /// [`SINK_BATCH`]), seen under the same lock (0 without).
     pub(crate) fn send_many(
         &self,
         msgs: &mut std::collections::VecDeque<Message>,
@@ -533,13 +535,17 @@ impl<R: Runtime> Socket<R> {
                 }
             }
         }
-        let mut left = if room { st.core.send_room() } else { 0 };
+        let mut left = if room {
+            st.core.send_room(SINK_BATCH)
+        } else {
+            0
+        };
         if room && left == 0 && failed.is_none() && !settled && st.parks_out(shared) {
             // No room while this socket parked messages on in-process links: move them first.
             shared.finish(st);
             shared.settle_out();
             st = shared.lock();
-            left = st.core.send_room();
+            left = st.core.send_room(SINK_BATCH);
             shared.finish(st);
         } else if n > 0 {
             shared.finish(st);

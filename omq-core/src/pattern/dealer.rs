@@ -29,8 +29,8 @@ impl Rules for Dealer {
         self.lb.has_room(pipes, super::send_hwm(options))
     }
 
-    fn send_room(&self, pipes: &Pipes, options: &Options) -> usize {
-        self.lb.room(pipes, super::send_hwm(options))
+    fn send_room(&self, pipes: &Pipes, options: &Options, enough: usize) -> usize {
+        self.lb.room(pipes, super::send_hwm(options), enough)
     }
 
     fn can_recv(&mut self, ctx: &mut Ctx<'_>) -> bool {

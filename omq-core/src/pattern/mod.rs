@@ -264,9 +264,11 @@ pub(crate) trait Rules {
     fn can_send(&self, pipes: &Pipes, options: &Options) -> bool;
 
     /// At least how many messages [`Rules::send`] would take now, one after another, before
-    /// it would block (a lower bound: sends fail for other reasons as before). By default one
-    /// when [`Rules::can_send`] says so; the load-balanced types count their pipes' room.
-    fn send_room(&self, pipes: &Pipes, options: &Options) -> usize {
+    /// it would block (a lower bound: sends fail for other reasons as before), counted no
+    /// further than needed to reach `enough`. By default one when [`Rules::can_send`] says so;
+    /// the load-balanced types count their pipes' room.
+    fn send_room(&self, pipes: &Pipes, options: &Options, enough: usize) -> usize {
+        let _ = enough;
         usize::from(self.can_send(pipes, options))
     }
 
@@ -423,8 +425,8 @@ impl Pattern {
         dispatch!(self, p => p.can_send(pipes, options))
     }
 
-    pub(crate) fn send_room(&self, pipes: &Pipes, options: &Options) -> usize {
-        dispatch!(self, p => p.send_room(pipes, options))
+    pub(crate) fn send_room(&self, pipes: &Pipes, options: &Options, enough: usize) -> usize {
+        dispatch!(self, p => p.send_room(pipes, options, enough))
     }
 
     pub(crate) fn can_recv(&mut self, ctx: &mut Ctx<'_>) -> bool {

@@ -34,8 +34,8 @@ impl<P: Rules> Rules for SinglePart<P> {
         self.0.can_send(pipes, options)
     }
 
-    fn send_room(&self, pipes: &Pipes, options: &Options) -> usize {
-        self.0.send_room(pipes, options)
+    fn send_room(&self, pipes: &Pipes, options: &Options, enough: usize) -> usize {
+        self.0.send_room(pipes, options, enough)
     }
 
     fn can_recv(&mut self, ctx: &mut Ctx<'_>) -> bool {

@@ -47,20 +47,23 @@ impl LoadBalancer {
     }
 
     /// How many messages [`LoadBalancer::pick`] would place, one after another, before it
-    /// finds no pipe with room: the free room of every pipe in the ring (unbounded with
-    /// `hwm` 0 and at least one pipe).
-    pub fn room(&self, pipes: &Pipes, hwm: usize) -> usize {
-        self.ring
-            .iter()
-            .filter_map(|&id| pipes.get(id))
-            .map(|p| {
-                if hwm == 0 {
-                    usize::MAX
-                } else {
-                    hwm.saturating_sub(p.out.len())
-                }
-            })
-            .fold(0, usize::saturating_add)
+    /// finds no pipe with room, counted only until the count reaches `enough`: the free room
+    /// of the pipes in ring order, summed up to the first pipe that brings it to `enough`
+    /// (unbounded with `hwm` 0 and at least one pipe). So a sink asking for a batch looks at
+    /// one pipe or a few, not at every peer.
+    pub fn room(&self, pipes: &Pipes, hwm: usize, enough: usize) -> usize {
+        let mut sum = 0usize;
+        for p in self.ring.iter().filter_map(|&id| pipes.get(id)) {
+            if sum >= enough {
+                break;
+            }
+            sum = sum.saturating_add(if hwm == 0 {
+                usize::MAX
+            } else {
+                hwm.saturating_sub(p.out.len())
+            });
+        }
+        sum
     }
 
     /// Whether some pipe has room (so a send would not block).
