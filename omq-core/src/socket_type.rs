@@ -147,6 +147,22 @@ impl SocketType {
     pub fn receives_subscriptions(self) -> bool {
         matches!(self, SocketType::Pub | SocketType::XPub)
     }
+
+    /// Whether sending `msg` on this type can only succeed or find no room (SNDHWM, or no
+    /// peer): the load-balanced types, whose send keeps no state and picks no peer by the
+    /// message (PUSH, DEALER and PAIR; SCATTER, CLIENT and CHANNEL with a single part), and a
+    /// message that is not empty. A driver may take such a message ahead of the socket within
+    /// the room [`crate::Socket::send_room`] reports, and know its send cannot fail otherwise
+    /// (but for a socket closed meanwhile).
+    pub fn send_only_waits(self, msg: &crate::Message) -> bool {
+        use SocketType::*;
+        !msg.is_empty()
+            && match self {
+                Push | Dealer | Pair => true,
+                Scatter | Client | Channel => msg.len() == 1,
+                _ => false,
+            }
+    }
 }
 
 /// A name that is not a socket type.

@@ -340,3 +340,69 @@ fn send_room_is_what_send_takes_before_it_blocks() {
     push.close();
     assert_eq!(push.send_room(usize::MAX), 0, "closed");
 }
+
+/// `send_only_waits` says which sends can fail only for want of room: for those, a send to a
+/// socket with room succeeds and one without room gives `WouldBlock` back, whatever the
+/// message; every type and shape it refuses has a send that fails otherwise or keeps state.
+#[test]
+fn send_only_waits_names_the_sends_that_fail_only_for_room() {
+    let one = Message::from("x");
+    let two = Message::multipart(["a", "b"]);
+    let empty = Message::multipart(Vec::<Vec<u8>>::new());
+    for (t, peer) in [
+        (SocketType::Push, SocketType::Pull),
+        (SocketType::Dealer, SocketType::Router),
+        (SocketType::Pair, SocketType::Pair),
+        (SocketType::Scatter, SocketType::Gather),
+        (SocketType::Client, SocketType::Server),
+        (SocketType::Channel, SocketType::Channel),
+    ] {
+        for msg in [&one, &two] {
+            if !t.send_only_waits(msg) {
+                // Only the single-part types refuse a message, and only a multipart one.
+                assert!(matches!(
+                    t,
+                    SocketType::Scatter | SocketType::Client | SocketType::Channel
+                ));
+                assert_eq!(msg.len(), 2, "{t:?}");
+                let (mut s, _) = ready_socket(t, Options::default(), peer, 1);
+                assert!(
+                    matches!(s.send(msg.clone()), Err(SendError::InvalidMessage(..))),
+                    "{t:?}"
+                );
+                continue;
+            }
+            let (mut s, _) = ready_socket(t, Options::default().send_hwm(1), peer, 1);
+            assert!(s.send(msg.clone()).is_ok(), "{t:?}");
+            assert!(
+                matches!(s.send(msg.clone()), Err(SendError::WouldBlock(_))),
+                "{t:?}: full"
+            );
+            let mut alone = Socket::new(t, Options::default(), 1).unwrap();
+            assert!(
+                matches!(alone.send(msg.clone()), Err(SendError::WouldBlock(_))),
+                "{t:?}: no peer"
+            );
+        }
+        assert!(
+            !t.send_only_waits(&empty),
+            "{t:?}: an empty message is refused"
+        );
+    }
+    for t in [
+        SocketType::Req,
+        SocketType::Rep,
+        SocketType::Router,
+        SocketType::Pub,
+        SocketType::XPub,
+        SocketType::Server,
+        SocketType::Radio,
+        SocketType::Peer,
+        SocketType::Stream,
+    ] {
+        assert!(
+            !t.send_only_waits(&one),
+            "{t:?} keeps state or routes by the message"
+        );
+    }
+}
