@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every omq test: unit, property, simulated-network, interop against a real libzmq
+# Runs every omq test: unit, property, simulated-network, loom (scripts/loom.sh), interop against a real libzmq
 # (installed first if missing), the Python binding's own tests and pyzmq's test modules against
 # it (scripts/test-python.sh, scripts/pyzmq-suite.sh), network faults between namespaces (as
 # root), a 2.5-minute soak (scripts/soak.sh), then a short smoke of every fuzz target (scripts/fuzz.sh, 8 s
@@ -15,6 +15,8 @@ cargo nextest run --workspace --profile ci --no-tests=fail "$@"
 cargo nextest run -p omq-tokio --features tracing --test tracing --profile ci --no-tests=fail
 cargo nextest run -p omq-core --features tracing --lib --profile ci --no-tests=fail -E 'test(/^trace::/)'
 cargo test --workspace --doc --quiet
+# The outbox's protocol under loom (a build of its own with RUSTFLAGS="--cfg omq_loom").
+bash scripts/loom.sh
 # Mutation testing of the omq-core lines changed since the last landed submission
 # (.ci/mutants-base): every mutant there must be caught by omq-core's own tests.
 if [ "${OMQ_MUTANTS:-1}" != 0 ]; then

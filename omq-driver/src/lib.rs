@@ -45,6 +45,7 @@ pub mod error;
 pub mod futures_io;
 mod inproc;
 pub mod net;
+mod outbox;
 pub mod proxy;
 pub mod runtime;
 mod shared;

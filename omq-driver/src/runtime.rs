@@ -116,6 +116,18 @@ pub trait Runtime: Sized + 'static {
         false
     }
 
+    /// Whether sockets made on this runtime take sends of the load-balanced types ahead of
+    /// the socket's lock, through a lock-free queue a connection task moves in batches (the
+    /// outbox, `omq-driver/src/outbox.rs`). For a runtime whose connection tasks may run on
+    /// another thread than the sender (a multi-threaded scheduler, or application threads
+    /// blocking on one): the sender and the connection task then stop passing the socket's
+    /// lock between cores with every message. Asked once, when a socket is made. Default: no
+    /// (a thread-per-core runtime sends where its connections run, and the lock never leaves
+    /// that core).
+    fn stages_sends() -> bool {
+        false
+    }
+
     /// Connects to one tcp address, with TCP_NODELAY and the connection options set:
     /// [`net::tcp_connect_socket`] makes such a socket for a runtime that connects one it is
     /// given; one that makes its own socket in its connect calls [`net::apply_tcp_options`] on

@@ -14,6 +14,7 @@ use event_listener::Event;
 use omq_core::pipe::PipeId;
 use omq_core::{Action, Endpoint, Message, RecvError, SendError, Socket as Core};
 
+use crate::outbox::{Locked, Mover, Outbox, OUTBOX_CAP};
 use crate::runtime::Runtime;
 use crate::signal::{Signal, CLOSE, FLUSH, RESUME, TIMER};
 use crate::tasks::{DialTask, TimerTask};
@@ -59,6 +60,10 @@ pub(crate) struct Shared {
     /// The socket is closing: connections tell [`Shared::flushed`] when they have written
     /// everything (only then, so the message path pays nothing for it).
     pub(crate) closing: std::sync::atomic::AtomicBool,
+    /// Sends taken ahead of the lock (see `outbox`), where the runtime and the type allow.
+    pub(crate) outbox: Option<Outbox<Message, Arc<Signal>>>,
+    /// The core's socket type, readable without the lock.
+    socket_type: omq_core::SocketType,
     /// Wakes the timer task when the deadline moves.
     pub(crate) timer: Signal,
     /// Wakes the socket's keeper task (see [`Keeper`]): `DROPPED` when the last user handle
@@ -105,6 +110,17 @@ pub(crate) struct State {
     pub(crate) keeper: Keeper,
     /// The last user handle has been dropped.
     pub(crate) dropped: bool,
+    /// The outbox's locked half: what it lent and what it stashed.
+    pub(crate) outbox: Locked<Message>,
+    /// The connection whose task moves the outbox when woken.
+    pub(crate) mover: Option<PipeId>,
+}
+
+/// A connection task moves the outbox on its next turn: woken as for something to send.
+impl Mover for Arc<Signal> {
+    fn wake(&self) {
+        self.raise(FLUSH);
+    }
 }
 
 /// The keeper is the task that closes a socket when its last handle is dropped. It is spawned
@@ -158,6 +174,9 @@ pub(crate) fn start_on<R: Runtime>(shared: &Arc<Shared>, start: Start) {
 impl Shared {
     /// A shared state around a core socket whose tasks run on `R`.
     pub(crate) fn new<R: Runtime>(core: Core) -> Arc<Shared> {
+        let socket_type = core.socket_type();
+        // Only the types whose sends only wait for room get an outbox (see `outbox`).
+        let stages = R::stages_sends() && socket_type.send_only_waits(&Message::from("x"));
         #[cfg(feature = "tracing")]
         let span = {
             static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -179,6 +198,8 @@ impl Shared {
                 parked: Vec::new(),
                 keeper: Keeper::NotStarted,
                 dropped: false,
+                outbox: Locked::default(),
+                mover: None,
             }),
             send_ready: Event::new(),
             recv_ready: Event::new(),
@@ -186,6 +207,8 @@ impl Shared {
             flushed: Event::new(),
             released: Event::new(),
             closing: std::sync::atomic::AtomicBool::new(false),
+            outbox: stages.then(Outbox::default),
+            socket_type,
             timer: Signal::default(),
             keeper: Signal::default(),
             starter: start_on::<R>,
@@ -228,15 +251,40 @@ impl Shared {
         msg: Message,
     ) -> (MutexGuard<'_, State>, Result<(), SendError>) {
         let mut st = self.lock();
-        match st.core.send(msg) {
+        match st.send(self, msg) {
             Err(SendError::WouldBlock(m)) if st.parks_out(self) => {
                 drop(st);
                 self.settle_out();
                 let mut st = self.lock();
-                let r = st.core.send(m);
+                let r = st.send(self, m);
                 (st, r)
             }
             r => (st, r),
+        }
+    }
+
+    /// Whether `msg` may go through the outbox now: the socket has one, it has credit out,
+    /// and the message is one whose send only waits for room. One load for a socket whose
+    /// outbox lends nothing (no connection yet, or in-process peers only).
+    #[inline]
+    pub(crate) fn may_stage(&self, msg: &Message) -> bool {
+        self.outbox.as_ref().is_some_and(Outbox::has_credit)
+            && self.socket_type.send_only_waits(msg)
+    }
+
+    /// Sends through the outbox without the lock (when [`Shared::may_stage`] said so); the
+    /// message comes back if the credit ran out meanwhile, for the locked path.
+    pub(crate) fn stage(self: &Arc<Self>, msg: Message) -> Result<(), Message> {
+        let Some(outbox) = &self.outbox else {
+            return Err(msg);
+        };
+        match outbox.try_stage(msg) {
+            crate::outbox::Staged::Done => Ok(()),
+            crate::outbox::Staged::DrainHere => {
+                self.with(|st| st.settle_outbox(self));
+                Ok(())
+            }
+            crate::outbox::Staged::NoCredit(m) => Err(m),
         }
     }
 
@@ -284,6 +332,7 @@ impl Shared {
             if st.stopped {
                 return Vec::new();
             }
+            st.close_outbox(self);
             st.core.close();
             let owed = st.core.has_pending_output()
                 || st
@@ -333,6 +382,104 @@ impl Shared {
 }
 
 impl State {
+    /// Sends through the core, after what the outbox holds (so every send keeps its order):
+    /// while the outbox still holds messages the core had no room for, this one waits too.
+    #[inline(always)]
+    pub(crate) fn send(&mut self, shared: &Shared, msg: Message) -> Result<(), SendError> {
+        if let Some(outbox) = shared.outbox.as_ref().filter(|_| !self.outbox.is_idle()) {
+            self.settle_outbox(shared);
+            if !self.outbox.stash.is_empty() {
+                return Err(SendError::WouldBlock(msg));
+            }
+            // The room the outbox lent and nobody took is this send's to use; what senders
+            // are queueing this instant keeps its share (SNDHWM stays exact).
+            outbox.reclaim(&mut self.outbox);
+            let lent = self.outbox.lent();
+            if lent > 0 && self.core.send_room(lent + 1) <= lent {
+                return Err(SendError::WouldBlock(msg));
+            }
+        }
+        self.core.send(msg)
+    }
+
+    /// Moves what the outbox holds into the core, in order; what finds no room stays in the
+    /// outbox's stash. Cheap when nothing is owed (one load).
+    #[inline]
+    pub(crate) fn settle_outbox(&mut self, shared: &Shared) {
+        if let Some(outbox) = &shared.outbox {
+            if outbox.needs_drain(&self.outbox) {
+                let core = &mut self.core;
+                outbox.drain(&mut self.outbox, |m| {
+                    core.send(m).map_err(SendError::into_message)
+                });
+            }
+        }
+    }
+
+    /// Room the core has that senders through the outbox have not taken: what a batch sender
+    /// may count on (the credit nobody took is taken back for it).
+    pub(crate) fn send_room(&mut self, shared: &Shared, enough: usize) -> usize {
+        if let Some(outbox) = &shared.outbox {
+            self.settle_outbox(shared);
+            outbox.reclaim(&mut self.outbox);
+        }
+        if !self.outbox.stash.is_empty() {
+            return 0;
+        }
+        let lent = self.outbox.lent();
+        self.core
+            .send_room(enough.saturating_add(lent))
+            .saturating_sub(lent)
+    }
+
+    /// Before the core closes: takes the outbox's credit back, waits out the senders between
+    /// credit and queue, and moves everything they queued into the core, so LINGER covers
+    /// every send that returned `Ok`.
+    pub(crate) fn close_outbox(&mut self, shared: &Shared) {
+        if let Some(outbox) = &shared.outbox {
+            let core = &mut self.core;
+            outbox.revoke(&mut self.outbox, |m| {
+                core.send(m).map_err(SendError::into_message)
+            });
+            outbox.set_mover(&mut self.outbox, None);
+            self.mover = None;
+        }
+    }
+
+    /// Keeps the outbox's mover a live connection and lends it the core's room. With no
+    /// connection left, no credit is lent, and senders that still hold some drain themselves.
+    #[inline]
+    fn tend_outbox(&mut self, shared: &Shared) {
+        // No connection (in-process peers only, or none yet) and nothing lent: nothing to do.
+        if shared.outbox.is_some()
+            && !(self.mover.is_none() && self.conns.is_empty() && self.outbox.is_idle())
+        {
+            self.tend_outbox_now(shared);
+        }
+    }
+
+    fn tend_outbox_now(&mut self, shared: &Shared) {
+        let Some(outbox) = &shared.outbox else {
+            return;
+        };
+        let gone = self.mover.is_some_and(|p| !self.conns.contains_key(&p));
+        if gone || (self.mover.is_none() && !self.conns.is_empty() && !self.stopped) {
+            let next = if self.stopped || self.core.is_closed() {
+                None
+            } else {
+                self.conns.iter().next().map(|(p, s)| (*p, s.clone()))
+            };
+            self.mover = next.as_ref().map(|(p, _)| *p);
+            outbox.set_mover(&mut self.outbox, next.map(|(_, s)| s));
+        }
+        // After any change of mover: a sender that woke the old one is drained here.
+        self.settle_outbox(shared);
+        // Nothing is lent without a mover (in-process peers only, say): no room to count.
+        if self.mover.is_some() && !self.core.is_closed() {
+            outbox.grant(&mut self.outbox, self.core.send_room(OUTBOX_CAP));
+        }
+    }
+
     /// Whether this socket parked messages on any of its in-process links.
     pub(crate) fn parks_out(&self, shared: &Shared) -> bool {
         self.inproc.values().any(|l| l.parked(l.end_of(shared)))
@@ -354,6 +501,40 @@ impl State {
 
     /// Routes the core's actions and wakes waiters. Call with the lock held, after any change.
     pub(crate) fn dispatch(&mut self, shared: &Shared, starts: &mut Vec<Start>) {
+        self.tend_outbox(shared);
+        loop {
+            self.dispatch_actions(shared, starts);
+            // The outbox's mover went with a connection closed just now: find another (and
+            // drain for whoever woke the old one) before anyone relies on it.
+            if self.mover.is_none_or(|p| self.conns.contains_key(&p)) {
+                break;
+            }
+            self.tend_outbox(shared);
+        }
+        if self.send_waiters > 0 && self.core.can_send() {
+            shared.send_ready.notify(usize::MAX);
+        }
+        if self.recv_waiters > 0 && self.core.can_recv() {
+            shared.recv_ready.notify(usize::MAX);
+        }
+        if self.monitors > 0 {
+            shared.monitor_ready.notify(usize::MAX);
+        }
+        if self.core.is_closed() {
+            shared.flushed.notify(usize::MAX);
+        }
+        if self.core.poll_timeout().is_some() && !self.stopped {
+            if self.timer_running {
+                shared.timer.raise(TIMER);
+            } else {
+                self.timer_running = true;
+                starts.push(Start::Timer);
+            }
+        }
+    }
+
+    /// Routes the core's actions to the tasks they concern (see [`State::dispatch`]).
+    fn dispatch_actions(&mut self, shared: &Shared, starts: &mut Vec<Start>) {
         while let Some(action) = self.core.poll_action() {
             match action {
                 Action::Dial { pipe, endpoint } if !self.stopped => {
@@ -387,26 +568,6 @@ impl State {
                     }
                 }
                 _ => {}
-            }
-        }
-        if self.send_waiters > 0 && self.core.can_send() {
-            shared.send_ready.notify(usize::MAX);
-        }
-        if self.recv_waiters > 0 && self.core.can_recv() {
-            shared.recv_ready.notify(usize::MAX);
-        }
-        if self.monitors > 0 {
-            shared.monitor_ready.notify(usize::MAX);
-        }
-        if self.core.is_closed() {
-            shared.flushed.notify(usize::MAX);
-        }
-        if self.core.poll_timeout().is_some() && !self.stopped {
-            if self.timer_running {
-                shared.timer.raise(TIMER);
-            } else {
-                self.timer_running = true;
-                starts.push(Start::Timer);
             }
         }
     }

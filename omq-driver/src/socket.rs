@@ -335,7 +335,15 @@ impl<R: Runtime> Socket<R> {
         // already is.
         let msg = {
             let shared = self.shared();
-            let (st, r) = shared.lock_send(msg.into());
+            // Ahead of the lock where the outbox takes it (see `outbox`).
+            let mut msg = msg.into();
+            if shared.may_stage(&msg) {
+                match shared.stage(msg) {
+                    Ok(()) => return Ok(()),
+                    Err(m) => msg = m,
+                }
+            }
+            let (st, r) = shared.lock_send(msg);
             match r {
                 Ok(()) => {
                     shared.finish(st);
@@ -392,7 +400,14 @@ impl<R: Runtime> Socket<R> {
     /// returned by value so the failure path allocates nothing).
     #[allow(clippy::result_large_err)]
     pub fn try_send(&self, msg: impl Into<Message>) -> Result<(), TrySendError> {
-        let (st, r) = self.shared().lock_send(msg.into());
+        let mut msg = msg.into();
+        if self.shared().may_stage(&msg) {
+            match self.shared().stage(msg) {
+                Ok(()) => return Ok(()),
+                Err(m) => msg = m,
+            }
+        }
+        let (st, r) = self.shared().lock_send(msg);
         match r {
             Ok(()) => {
                 self.shared().finish(st);
@@ -514,7 +529,7 @@ impl<R: Runtime> Socket<R> {
         let mut failed = None;
         let mut settled = false;
         while let Some(m) = msgs.pop_front() {
-            match st.core.send(m) {
+            match st.send(shared, m) {
                 Ok(()) => n += 1,
                 // Out of room with messages parked on an in-process link: move them (outside
                 // the lock, as `Shared::lock_send` does) and go on, once.
@@ -536,7 +551,7 @@ impl<R: Runtime> Socket<R> {
             }
         }
         let mut left = if room {
-            st.core.send_room(SINK_BATCH)
+            st.send_room(shared, SINK_BATCH)
         } else {
             0
         };
@@ -545,7 +560,7 @@ impl<R: Runtime> Socket<R> {
             shared.finish(st);
             shared.settle_out();
             st = shared.lock();
-            left = st.core.send_room(SINK_BATCH);
+            left = st.send_room(shared, SINK_BATCH);
             shared.finish(st);
         } else if n > 0 {
             shared.finish(st);
@@ -603,6 +618,14 @@ impl<R: Runtime> Socket<R> {
                 .map_or("off".to_string(), |n| n.to_string()),
             st.close_checks
         );
+        if self.shared().outbox.is_some() {
+            out += &format!(
+                "  outbox lent={} stashed={} mover={:?}\n",
+                st.outbox.lent(),
+                st.outbox.stash.len(),
+                st.mover
+            );
+        }
         for p in st.core.pipes().iter() {
             out += &format!("  {p:?}\n");
         }

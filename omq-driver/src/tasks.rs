@@ -366,6 +366,8 @@ impl<R: Runtime> ConnectionTask<R> {
             // What leaves the pipe is counted as unflushed in the same critical section, so a
             // closing socket never sees "pipe empty" before it sees the bytes it still owes.
             let pulled = shared.with(|st| {
+                // What senders queued ahead of the lock goes first (see `outbox`).
+                st.settle_outbox(&shared);
                 let r = conn.pull(&mut st.core);
                 let owed = conn.queued_transmit() + pending_bytes + in_write;
                 signal.unflushed.store(owed, Ordering::Release);
@@ -750,6 +752,7 @@ pub(crate) async fn close<R: Runtime>(
     // Listeners stop at once, as libzmq's do (only what is queued lingers): a closing socket
     // takes no new peers, and the core has reported each listener CLOSED.
     let listeners: Vec<Arc<Signal>> = shared.with(|st| {
+        st.close_outbox(shared);
         st.core.close();
         st.listeners.drain().map(|(_, s)| s).collect()
     });

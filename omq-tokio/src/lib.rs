@@ -199,6 +199,14 @@ impl Runtime for Tokio {
         })
     }
 
+    /// On the multi-threaded scheduler (any number of workers): the sender may be a thread
+    /// blocking on the runtime (or the Python binding's threads), or a task on another worker
+    /// than its connection's. See docs/PERFORMANCE.md, "The outbox".
+    fn stages_sends() -> bool {
+        tokio::runtime::Handle::try_current()
+            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
+    }
+
     async fn connect_tcp(addr: SocketAddr, t: &TransportOptions) -> io::Result<(Reader, Writer)> {
         let sock = net::tcp_connect_socket(&addr, t)?;
         let s = TcpSocket::from_std_stream(sock.into())
