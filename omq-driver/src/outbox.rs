@@ -38,7 +38,7 @@ use std::sync::{Mutex, MutexGuard};
 
 /// Most messages lent out at once (and the queue's capacity): a mover woken once moves at most
 /// this many; more credit comes with each of its turns.
-pub(crate) const OUTBOX_CAP: usize = 256;
+pub(crate) const OUTBOX_CAP: usize = 64;
 
 /// What the sender has to do after [`Outbox::try_stage`].
 #[derive(Debug)]
@@ -276,23 +276,31 @@ fn spin() {
     loom::thread::yield_now();
 }
 
-/// The bounded multi-producer queue: `concurrent-queue`'s array queue; under loom a locked
-/// `VecDeque`, whose interleavings loom can see (the outbox's own atomics are what the model
-/// checks).
+/// The bounded multi-producer queue: `concurrent-queue`'s array queue, made by the first push
+/// (its slots are a Message each, 6.6 KiB for 64 of them, which a socket that never sends
+/// through its outbox, or an application with thousands of sockets, should not pay); under
+/// loom a locked `VecDeque`, whose interleavings loom can see (the outbox's own atomics are
+/// what the model checks).
 #[cfg(not(omq_loom))]
 #[derive(Debug)]
-struct Queue<T>(concurrent_queue::ConcurrentQueue<T>);
+struct Queue<T>(
+    std::sync::OnceLock<concurrent_queue::ConcurrentQueue<T>>,
+    usize,
+);
 
 #[cfg(not(omq_loom))]
 impl<T> Queue<T> {
     fn new(cap: usize) -> Self {
-        Queue(concurrent_queue::ConcurrentQueue::bounded(cap))
+        Queue(std::sync::OnceLock::new(), cap)
     }
     fn push(&self, t: T) -> Result<(), T> {
-        self.0.push(t).map_err(|e| e.into_inner())
+        self.0
+            .get_or_init(|| concurrent_queue::ConcurrentQueue::bounded(self.1))
+            .push(t)
+            .map_err(|e| e.into_inner())
     }
     fn pop(&self) -> Option<T> {
-        self.0.pop().ok()
+        self.0.get()?.pop().ok()
     }
 }
 

@@ -255,6 +255,7 @@ impl<R: Runtime> Socket<R> {
         let endpoint = &*endpoint.as_endpoint();
         let stopped = {
             let mut st = self.shared().lock();
+            st.settle_outbox(self.shared());
             let resolved = st.core.unbind(endpoint)?;
             let stopped = st.listeners.remove(&resolved);
             if let Some(s) = &stopped {
@@ -320,6 +321,8 @@ impl<R: Runtime> Socket<R> {
         // before the pipe is dropped.
         self.shared().settle_out();
         let mut st = self.shared().lock();
+        // What was sent before goes where it would have gone, as if the outbox were not there.
+        st.settle_outbox(self.shared());
         st.core.disconnect(endpoint)?;
         self.shared().finish(st);
         Ok(())

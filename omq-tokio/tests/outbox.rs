@@ -123,13 +123,13 @@ fn sndhwm_is_exact_through_the_outbox() {
 }
 
 /// A close moves what senders queued ahead of the lock into the socket before it closes, so
-/// LINGER covers it: the runtime's only worker is kept busy while a thread sends 100 messages
+/// LINGER covers it: the runtime's only worker is kept busy while a thread sends 60 messages
 /// (through the outbox: the connection task that would move them cannot run) and closes; all
 /// of them arrive once the worker is free.
 #[test]
 fn close_moves_what_the_outbox_holds() {
     let rt = runtime(1);
-    let (ep, got) = pull_elsewhere(101);
+    let (ep, got) = pull_elsewhere(61);
     let push = rt.block_on(async {
         let push = Socket::new(SocketType::Push, Options::default()).unwrap();
         push.connect(&ep).await.unwrap();
@@ -137,7 +137,7 @@ fn close_moves_what_the_outbox_holds() {
         push
     });
     assert_eq!(got.recv_timeout(T).unwrap(), Message::from("first"));
-    rt.block_on(until_dump(&push, "outbox lent=256"));
+    rt.block_on(until_dump(&push, "outbox lent=64"));
     let (busy_tx, busy_rx) = mpsc::channel();
     rt.spawn(async move {
         busy_tx.send(()).unwrap();
@@ -146,16 +146,16 @@ fn close_moves_what_the_outbox_holds() {
     });
     busy_rx.recv().unwrap();
     let h = rt.handle().clone();
-    for i in 0..100u32 {
+    for i in 0..60u32 {
         h.block_on(push.send(body(0, i))).unwrap();
     }
     assert!(
-        push.debug_dump().contains("lent=256"),
+        push.debug_dump().contains("lent=64"),
         "the sends went through the outbox: {}",
         push.debug_dump()
     );
     h.block_on(push.close()).unwrap();
-    for i in 0..100u32 {
+    for i in 0..60u32 {
         let m = got.recv_timeout(T).expect("a message sent before close");
         assert_eq!(unbody(&m), (0, i));
     }
