@@ -263,28 +263,27 @@ impl Shared {
         }
     }
 
-    /// Whether `msg` may go through the outbox now: the socket has one, it has credit out,
-    /// and the message is one whose send only waits for room. One load for a socket whose
+    /// A send on a socket with an outbox: through the outbox without the lock if it has
+    /// credit out and the message is one whose send only waits for room (`None`: sent),
+    /// otherwise [`Shared::lock_send`]. One load before the locked path for a socket whose
     /// outbox lends nothing (no connection yet, or in-process peers only).
-    #[inline]
-    pub(crate) fn may_stage(&self, msg: &Message) -> bool {
-        self.outbox.as_ref().is_some_and(Outbox::has_credit)
-            && self.socket_type.send_only_waits(msg)
-    }
-
-    /// Sends through the outbox without the lock (when [`Shared::may_stage`] said so); the
-    /// message comes back if the credit ran out meanwhile, for the locked path.
-    pub(crate) fn stage(self: &Arc<Self>, msg: Message) -> Result<(), Message> {
+    pub(crate) fn stage_or_lock(
+        self: &Arc<Self>,
+        msg: Message,
+    ) -> Option<(MutexGuard<'_, State>, Result<(), SendError>)> {
         let Some(outbox) = &self.outbox else {
-            return Err(msg);
+            return Some(self.lock_send(msg));
         };
+        if !outbox.has_credit() || !self.socket_type.send_only_waits(&msg) {
+            return Some(self.lock_send(msg));
+        }
         match outbox.try_stage(msg) {
-            crate::outbox::Staged::Done => Ok(()),
+            crate::outbox::Staged::Done => None,
             crate::outbox::Staged::DrainHere => {
                 self.with(|st| st.settle_outbox(self));
-                Ok(())
+                None
             }
-            crate::outbox::Staged::NoCredit(m) => Err(m),
+            crate::outbox::Staged::NoCredit(m) => Some(self.lock_send(m)),
         }
     }
 
@@ -386,20 +385,28 @@ impl State {
     /// while the outbox still holds messages the core had no room for, this one waits too.
     #[inline(always)]
     pub(crate) fn send(&mut self, shared: &Shared, msg: Message) -> Result<(), SendError> {
-        if let Some(outbox) = shared.outbox.as_ref().filter(|_| !self.outbox.is_idle()) {
-            self.settle_outbox(shared);
-            if !self.outbox.stash.is_empty() {
-                return Err(SendError::WouldBlock(msg));
-            }
-            // The room the outbox lent and nobody took is this send's to use; what senders
-            // are queueing this instant keeps its share (SNDHWM stays exact).
-            outbox.reclaim(&mut self.outbox);
-            let lent = self.outbox.lent();
-            if lent > 0 && self.core.send_room(lent + 1) <= lent {
-                return Err(SendError::WouldBlock(msg));
-            }
+        if shared.outbox.is_some() && !self.outbox.is_idle() && !self.outbox_lets_send(shared) {
+            return Err(SendError::WouldBlock(msg));
         }
         self.core.send(msg)
+    }
+
+    /// Before a locked send on a socket whose outbox lent something: moves the outbox into
+    /// the core, and says whether this send may go now (nothing stashed ahead of it, and
+    /// room beyond what senders are queueing this instant, so SNDHWM stays exact). The room
+    /// the outbox lent and nobody took is taken back for this send.
+    #[cold]
+    fn outbox_lets_send(&mut self, shared: &Shared) -> bool {
+        let Some(outbox) = &shared.outbox else {
+            return true;
+        };
+        self.settle_outbox(shared);
+        if !self.outbox.stash.is_empty() {
+            return false;
+        }
+        outbox.reclaim(&mut self.outbox);
+        let lent = self.outbox.lent();
+        lent == 0 || self.core.send_room(lent + 1) > lent
     }
 
     /// Moves what the outbox holds into the core, in order; what finds no room stays in the
@@ -502,14 +509,12 @@ impl State {
     /// Routes the core's actions and wakes waiters. Call with the lock held, after any change.
     pub(crate) fn dispatch(&mut self, shared: &Shared, starts: &mut Vec<Start>) {
         self.tend_outbox(shared);
-        loop {
-            self.dispatch_actions(shared, starts);
-            // The outbox's mover went with a connection closed just now: find another (and
-            // drain for whoever woke the old one) before anyone relies on it.
-            if self.mover.is_none_or(|p| self.conns.contains_key(&p)) {
-                break;
-            }
+        self.dispatch_actions(shared, starts);
+        // The outbox's mover went with a connection closed just now: find another (and drain
+        // for whoever woke the old one) before anyone relies on it.
+        while self.mover.is_some_and(|p| !self.conns.contains_key(&p)) {
             self.tend_outbox(shared);
+            self.dispatch_actions(shared, starts);
         }
         if self.send_waiters > 0 && self.core.can_send() {
             shared.send_ready.notify(usize::MAX);
@@ -534,6 +539,7 @@ impl State {
     }
 
     /// Routes the core's actions to the tasks they concern (see [`State::dispatch`]).
+    #[inline(always)]
     fn dispatch_actions(&mut self, shared: &Shared, starts: &mut Vec<Start>) {
         while let Some(action) = self.core.poll_action() {
             match action {

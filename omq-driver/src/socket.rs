@@ -338,15 +338,15 @@ impl<R: Runtime> Socket<R> {
         // already is.
         let msg = {
             let shared = self.shared();
-            // Ahead of the lock where the outbox takes it (see `outbox`).
-            let mut msg = msg.into();
-            if shared.may_stage(&msg) {
-                match shared.stage(msg) {
-                    Ok(()) => return Ok(()),
-                    Err(m) => msg = m,
+            let (st, r) = if shared.outbox.is_none() {
+                shared.lock_send(msg.into())
+            } else {
+                // Ahead of the lock where the outbox takes it (see `outbox`).
+                match shared.stage_or_lock(msg.into()) {
+                    Some(locked) => locked,
+                    None => return Ok(()),
                 }
-            }
-            let (st, r) = shared.lock_send(msg);
+            };
             match r {
                 Ok(()) => {
                     shared.finish(st);
@@ -403,14 +403,15 @@ impl<R: Runtime> Socket<R> {
     /// returned by value so the failure path allocates nothing).
     #[allow(clippy::result_large_err)]
     pub fn try_send(&self, msg: impl Into<Message>) -> Result<(), TrySendError> {
-        let mut msg = msg.into();
-        if self.shared().may_stage(&msg) {
-            match self.shared().stage(msg) {
-                Ok(()) => return Ok(()),
-                Err(m) => msg = m,
+        let shared = self.shared();
+        let (st, r) = if shared.outbox.is_none() {
+            shared.lock_send(msg.into())
+        } else {
+            match shared.stage_or_lock(msg.into()) {
+                Some(locked) => locked,
+                None => return Ok(()),
             }
-        }
-        let (st, r) = self.shared().lock_send(msg);
+        };
         match r {
             Ok(()) => {
                 self.shared().finish(st);
