@@ -20,10 +20,13 @@
 //!   push: it wakes the mover, or, with none, drains itself under the lock. A drain turns `owed`
 //!   back to false (a read-modify-write, so it sees every push made before a swap it reads)
 //!   before it pops. Whoever takes a mover away drains after, so a sender that saw the old
-//!   mover is drained by that drain.
-//! - **Closing.** [`Outbox::revoke`] takes the credit back and waits for the senders between
-//!   taking credit and pushing (a few instructions, never a lock), so the drain that follows
-//!   sees every message a send has said `Ok` for.
+//!   mover is drained by that drain. The flag can stay up with nothing queued (a drain took a
+//!   message between its push and the flag); the next drain lowers it, and credit is only ever
+//!   lent after such a drain.
+//! - **Closing.** [`Outbox::revoke`] takes back the credit nobody took and drains until every
+//!   message sent with credit taken before has been moved (`lent` counts exactly those; a
+//!   sender between taking credit and pushing takes a few instructions, never a lock), so
+//!   nothing a send said `Ok` for is left when the core closes.
 
 use std::collections::VecDeque;
 
