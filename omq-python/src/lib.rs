@@ -494,12 +494,58 @@ struct Rx {
 #[derive(Default)]
 struct RxShared {
     rx: Mutex<Rx>,
+    /// `rx` holds frames or messages: set by whoever changes it, under its lock (see
+    /// [`RxGuard`]), so a receive with nothing held looks at the socket without taking `rx`'s
+    /// lock at all (it took it twice a message).
+    held: AtomicBool,
     stashed: tokio::sync::Notify,
 }
 
+/// `RxShared::rx` locked; on unlock, `held` says again whether it holds anything.
+struct RxGuard<'a> {
+    rx: std::sync::MutexGuard<'a, Rx>,
+    held: &'a AtomicBool,
+}
+
+impl std::ops::Deref for RxGuard<'_> {
+    type Target = Rx;
+    fn deref(&self) -> &Rx {
+        &self.rx
+    }
+}
+
+impl std::ops::DerefMut for RxGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Rx {
+        &mut self.rx
+    }
+}
+
+impl Drop for RxGuard<'_> {
+    fn drop(&mut self) {
+        let held = !self.rx.parts.is_empty() || !self.rx.stash.is_empty();
+        if held != self.held.load(Ordering::Relaxed) {
+            self.held.store(held, Ordering::Release);
+        }
+    }
+}
+
 impl RxShared {
+    /// Locks what was read and not handed out.
+    fn lock(&self) -> RxGuard<'_> {
+        RxGuard {
+            rx: lock(&self.rx),
+            held: &self.held,
+        }
+    }
+
+    /// Whether frames or messages may be held: false means none are, as of the last change
+    /// (a receive then goes to the socket, as it would after finding `rx` empty).
+    fn maybe_held(&self) -> bool {
+        self.held.load(Ordering::Acquire)
+    }
+
     fn has_some(&self) -> bool {
-        let rx = lock(&self.rx);
+        let rx = self.lock();
         !rx.parts.is_empty() || !rx.stash.is_empty()
     }
 
@@ -516,7 +562,7 @@ impl RxShared {
                 () = stashed.fuse() => {}
                 m = sock.recv().fuse() => {
                     if let Ok(m) = m {
-                        lock(&self.rx).stash.push_back(m);
+                        self.lock().stash.push_back(m);
                         self.stashed.notify_waiters();
                     }
                     return;
@@ -548,7 +594,10 @@ struct RawSocket {
     terminating: Arc<AtomicBool>,
     socket_type: i32,
     rx: Arc<RxShared>,
+    /// Frames sent with SNDMORE, waiting for the message's last frame.
     tx: Mutex<Vec<Part>>,
+    /// `tx` holds frames (set under its lock), so a one-frame send skips the lock.
+    tx_held: AtomicBool,
     rcvtimeo: AtomicI64,
     sndtimeo: AtomicI64,
     linger: AtomicI64,
@@ -640,12 +689,7 @@ const ZERO_COPY_MIN: usize = 512;
 /// A message part from bytes or anything with the buffer protocol.
 fn part_of(obj: &Bound<'_, PyAny>) -> PyResult<Part> {
     if let Ok(b) = obj.downcast::<PyBytes>() {
-        if b.as_bytes().len() < ZERO_COPY_MIN {
-            return Ok(Part::from(b.as_bytes()));
-        }
-        // Large bytes go out without a copy: the message holds the (immutable) bytes object.
-        let backed = pyo3::pybacked::PyBackedBytes::from(b.clone());
-        return Ok(Part::from(Bytes::from_owner(backed)));
+        return Ok(part_of_bytes(b));
     }
     // Anything else with the buffer protocol (bytearray, memoryview, numpy...): bytes(obj).
     // Not str or int: bytes() would encode or zero-fill them.
@@ -660,6 +704,16 @@ fn part_of(obj: &Bound<'_, PyAny>) -> PyResult<Part> {
     })?;
     let b = b.downcast::<PyBytes>()?;
     Ok(Part::from(b.as_bytes()))
+}
+
+/// A frame of a `bytes` object: copied when small, else held without a copy (the message
+/// keeps the immutable bytes object).
+fn part_of_bytes(b: &Bound<'_, PyBytes>) -> Part {
+    if b.as_bytes().len() < ZERO_COPY_MIN {
+        return Part::from(b.as_bytes());
+    }
+    let backed = pyo3::pybacked::PyBackedBytes::from(b.clone());
+    Part::from(Bytes::from_owner(backed))
 }
 
 fn key_of(v: &Bound<'_, PyAny>) -> PyResult<[u8; 32]> {
@@ -732,9 +786,11 @@ impl RawSocket {
         let timeout = ms_to_timeout(self.rcvtimeo.load(Ordering::Relaxed));
         let deadline = timeout.map(|t| Instant::now() + t);
         loop {
-            if let Some(m) = lock(&self.rx.rx).stash.pop_front() {
-                self.received();
-                return Ok(m);
+            if self.rx.maybe_held() {
+                if let Some(m) = self.rx.lock().stash.pop_front() {
+                    self.received();
+                    return Ok(m);
+                }
             }
             match sock.try_recv() {
                 Ok(m) => {
@@ -841,8 +897,25 @@ impl RawSocket {
             .map_err(to_py)
     }
 
+    /// The frames sent with SNDMORE so far (taken: the message is being completed).
+    fn take_tx(&self) -> Vec<Part> {
+        if !self.tx_held.load(Ordering::Acquire) {
+            return Vec::new();
+        }
+        let mut tx = lock(&self.tx);
+        self.tx_held.store(false, Ordering::Release);
+        std::mem::take(&mut *tx)
+    }
+
+    /// Keeps frames sent with SNDMORE for the message's last frame.
+    fn hold_tx(&self, parts: impl IntoIterator<Item = Part>) {
+        let mut tx = lock(&self.tx);
+        tx.extend(parts);
+        self.tx_held.store(!tx.is_empty(), Ordering::Release);
+    }
+
     fn readable(&self, sock: &omq_tokio::Socket) -> bool {
-        let mut rx = lock(&self.rx.rx);
+        let mut rx = self.rx.lock();
         if !rx.parts.is_empty() || !rx.stash.is_empty() {
             return true;
         }
@@ -874,10 +947,10 @@ impl RawSocket {
     fn send_frame(&self, py: Python<'_>, part: Part, flags: i32) -> PyResult<()> {
         self.sock()?;
         if flags & 2 != 0 {
-            lock(&self.tx).push(part);
+            self.hold_tx([part]);
             return Ok(());
         }
-        let earlier = std::mem::take(&mut *lock(&self.tx));
+        let earlier = self.take_tx();
         if earlier.is_empty() {
             return self.send_msg(py, Message::multipart([part]), flags & 1 != 0);
         }
@@ -890,6 +963,7 @@ impl RawSocket {
                 let mut tx = lock(&self.tx);
                 if tx.is_empty() {
                     tx.extend(msg.into_parts().take(n));
+                    self.tx_held.store(true, Ordering::Release);
                 }
                 Err(e)
             }
@@ -905,8 +979,12 @@ impl RawSocket {
     ) -> PyResult<(Bound<'py, PyBytes>, Option<Extra>)> {
         // One look under the lock: the rest of a message being read, else a stashed message
         // (what `recv_msg` would look at first; it checks the socket is open, so do we).
-        let stashed = {
-            let mut rx = lock(&self.rx.rx);
+        let stashed = if !self.rx.maybe_held() {
+            // Nothing held: the socket itself, once, before the waiting path.
+            // (An error other than "nothing there" is the waiting path's to report.)
+            self.sock()?.try_recv().ok()
+        } else {
+            let mut rx = self.rx.lock();
             if let Some(p) = rx.parts.pop_front() {
                 let extra = want_meta.then(|| Extra {
                     meta: rx.meta.clone(),
@@ -941,7 +1019,7 @@ impl RawSocket {
         let mut parts = msg.into_parts();
         let first = parts.next();
         if several {
-            let mut rx = lock(&self.rx.rx);
+            let mut rx = self.rx.lock();
             rx.parts.extend(parts);
             rx.meta = meta;
         }
@@ -1023,6 +1101,7 @@ impl RawSocket {
             socket_type: socket_type_,
             rx: Arc::default(),
             tx: Mutex::default(),
+            tx_held: AtomicBool::new(false),
             rcvtimeo: AtomicI64::new(-1),
             sndtimeo: AtomicI64::new(-1),
             linger: AtomicI64::new(-1),
@@ -1110,6 +1189,17 @@ impl RawSocket {
         routing_id: Option<&Bound<'_, PyAny>>,
         group: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyObject> {
+        // The common case first: a `bytes` object and no draft-type routing.
+        if routing_id.is_none() && group.is_none() {
+            if let Ok(b) = data.downcast_exact::<PyBytes>() {
+                self.send_frame(py, part_of_bytes(b), flags)?;
+                return if track {
+                    finished_tracker(py)
+                } else {
+                    Ok(py.None())
+                };
+            }
+        }
         if data.is_instance_of::<pyo3::types::PyString>() {
             return Err(PyTypeError::new_err(
                 "str objects cannot be sent: use send_string",
@@ -1136,7 +1226,7 @@ impl RawSocket {
         };
         if routing_id.is_some() || group.is_some() {
             let mut msg = Message::multipart(
-                std::mem::take(&mut *lock(&self.tx))
+                self.take_tx()
                     .into_iter()
                     .chain(std::iter::once(part_of(data)?)),
             );
@@ -1163,14 +1253,14 @@ impl RawSocket {
     #[pyo3(signature = (parts, flags = 0))]
     fn send_multipart(&self, py: Python<'_>, parts: &Bound<'_, PyAny>, flags: i32) -> PyResult<()> {
         let mut msg = Message::new();
-        for p in std::mem::take(&mut *lock(&self.tx)) {
+        for p in self.take_tx() {
             msg.push(p);
         }
         for item in parts.try_iter()? {
             msg.push(part_of(&item?)?);
         }
         if flags & 2 != 0 {
-            lock(&self.tx).extend(msg.into_parts());
+            self.hold_tx(msg.into_parts());
             return Ok(());
         }
         self.send_msg(py, msg, flags & 1 != 0)
@@ -1209,7 +1299,7 @@ impl RawSocket {
         flags: i32,
     ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyDict>)> {
         let (rest, meta) = {
-            let mut rx = lock(&self.rx.rx);
+            let mut rx = self.rx.lock();
             (rx.parts.drain(..).collect::<Vec<Part>>(), rx.meta.clone())
         };
         if !rest.is_empty() {
@@ -1227,7 +1317,7 @@ impl RawSocket {
     /// Receives the rest of a message (all of it when no frame of it was read yet).
     #[pyo3(signature = (flags = 0))]
     fn recv_multipart<'py>(&self, py: Python<'py>, flags: i32) -> PyResult<Bound<'py, PyList>> {
-        let rest: Vec<Part> = lock(&self.rx.rx).parts.drain(..).collect();
+        let rest: Vec<Part> = self.rx.lock().parts.drain(..).collect();
         if !rest.is_empty() {
             return PyList::new(py, rest.iter().map(|p| PyBytes::new(py, p.as_slice())));
         }
@@ -1240,7 +1330,7 @@ impl RawSocket {
 
     #[getter]
     fn rcvmore(&self) -> bool {
-        !lock(&self.rx.rx).parts.is_empty()
+        self.rx.maybe_held() && !self.rx.lock().parts.is_empty()
     }
 
     /// DISH: joins a group (str or bytes).

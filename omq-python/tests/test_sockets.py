@@ -76,6 +76,31 @@ def test_multipart_and_rcvmore(ctx):
     assert pull.recv_multipart() == [b""]
 
 
+def test_frames_before_a_refused_last_frame_stay_pending(ctx):
+    # libzmq's rule: a frame refused with EAGAIN is not sent, and the frames sent before it
+    # with SNDMORE stay pending, so the next send completes their message.
+    push = ctx.socket(zmq.PUSH)
+    push.linger = 0
+    push.send(b"a", zmq.SNDMORE)
+    with pytest.raises(zmq.Again):
+        push.send(b"b", zmq.NOBLOCK)
+    pull = ctx.socket(zmq.PULL)
+    pull.rcvtimeo = 5000
+    port = pull.bind_to_random_port("tcp://127.0.0.1")
+    push.connect("tcp://127.0.0.1:%d" % port)
+    push.send(b"c")
+    assert pull.recv_multipart() == [b"a", b"c"]
+    # A message a readiness wait took off the socket is received first, whole.
+    push.send_multipart([b"x", b"y"])
+    poller = zmq.Poller()
+    poller.register(pull, zmq.POLLIN)
+    assert dict(poller.poll(5000)).get(pull) == zmq.POLLIN
+    push.send(b"z")
+    assert pull.recv() == b"x" and pull.rcvmore
+    assert pull.recv() == b"y" and not pull.rcvmore
+    assert pull.recv() == b"z"
+
+
 def test_copy_false_frames(ctx):
     pull, push = pair(ctx, zmq.PULL, zmq.PUSH)
     push.send(b"hello", copy=False)
