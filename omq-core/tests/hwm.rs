@@ -283,18 +283,22 @@ fn inbound_room_is_what_rcvhwm_leaves() {
     }
 }
 
+/// The load-balanced types, each with a peer type it can talk to.
+const BALANCED: [(SocketType, SocketType); 6] = [
+    (SocketType::Push, SocketType::Pull),
+    (SocketType::Dealer, SocketType::Router),
+    (SocketType::Pair, SocketType::Pair),
+    (SocketType::Scatter, SocketType::Gather),
+    (SocketType::Client, SocketType::Server),
+    (SocketType::Channel, SocketType::Channel),
+];
+
 /// `send_room` is exactly what `send` takes before it blocks for the load-balanced types
 /// (a buffering sink relies on it never to hold more than SNDHWM allows), one or none for the
 /// others, and none once closed.
 #[test]
 fn send_room_is_what_send_takes_before_it_blocks() {
-    for (t, peer) in [
-        (SocketType::Push, SocketType::Pull),
-        (SocketType::Dealer, SocketType::Router),
-        (SocketType::Pair, SocketType::Pair),
-        (SocketType::Scatter, SocketType::Gather),
-        (SocketType::Client, SocketType::Server),
-    ] {
+    for (t, peer) in BALANCED.into_iter().take(5) {
         let peers = if t == SocketType::Pair { 1 } else { 3 };
         for hwm in [1, 4, 1000] {
             let (mut s, _) = ready_socket(t, Options::default().send_hwm(hwm), peer, peers);
@@ -349,14 +353,7 @@ fn send_only_waits_names_the_sends_that_fail_only_for_room() {
     let one = Message::from("x");
     let two = Message::multipart(["a", "b"]);
     let empty = Message::multipart(Vec::<Vec<u8>>::new());
-    for (t, peer) in [
-        (SocketType::Push, SocketType::Pull),
-        (SocketType::Dealer, SocketType::Router),
-        (SocketType::Pair, SocketType::Pair),
-        (SocketType::Scatter, SocketType::Gather),
-        (SocketType::Client, SocketType::Server),
-        (SocketType::Channel, SocketType::Channel),
-    ] {
+    for (t, peer) in BALANCED {
         for msg in [&one, &two] {
             if !t.send_only_waits(msg) {
                 // Only the single-part types refuse a message, and only a multipart one.

@@ -49,24 +49,29 @@ fn pull_into<M: Send + 'static>(
     tag: impl Fn(Message) -> M + Send + 'static,
 ) -> String {
     let (ep_tx, ep_rx) = mpsc::channel();
+    on_own_thread(async move {
+        let pull = Socket::new(SocketType::Pull, Options::default()).unwrap();
+        let ep = pull.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
+        ep_tx.send(ep).unwrap();
+        for _ in 0..n {
+            let m = within(pull.recv()).await.unwrap();
+            if tx.send(tag(m)).is_err() {
+                return;
+            }
+        }
+    });
+    ep_rx.recv().unwrap()
+}
+
+/// Runs `f` on a thread and current-thread runtime of its own.
+fn on_own_thread(f: impl std::future::Future<Output = ()> + Send + 'static) {
     thread::spawn(move || {
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap()
-            .block_on(async move {
-                let pull = Socket::new(SocketType::Pull, Options::default()).unwrap();
-                let ep = pull.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
-                ep_tx.send(ep).unwrap();
-                for _ in 0..n {
-                    let m = within(pull.recv()).await.unwrap();
-                    if tx.send(tag(m)).is_err() {
-                        return;
-                    }
-                }
-            })
+            .block_on(f)
     });
-    ep_rx.recv().unwrap()
 }
 
 fn body(k: u32, i: u32) -> Message {
@@ -264,27 +269,21 @@ fn a_lost_connection_strands_nothing() {
 fn pull_until_told() -> (String, mpsc::Sender<()>) {
     let (ep_tx, ep_rx) = mpsc::channel();
     let (stop_tx, stop_rx) = mpsc::channel::<()>();
-    thread::spawn(move || {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-            .block_on(async move {
-                let pull = Socket::new(
-                    SocketType::Pull,
-                    Options::default().linger(Some(Duration::ZERO)),
-                )
-                .unwrap();
-                let ep = pull.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
-                ep_tx.send(ep).unwrap();
-                loop {
-                    if stop_rx.try_recv().is_ok() {
-                        break;
-                    }
-                    let _ = tokio::time::timeout(Duration::from_millis(5), pull.recv()).await;
-                }
-                pull.close().await.ok();
-            })
+    on_own_thread(async move {
+        let pull = Socket::new(
+            SocketType::Pull,
+            Options::default().linger(Some(Duration::ZERO)),
+        )
+        .unwrap();
+        let ep = pull.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
+        ep_tx.send(ep).unwrap();
+        loop {
+            if stop_rx.try_recv().is_ok() {
+                break;
+            }
+            let _ = tokio::time::timeout(Duration::from_millis(5), pull.recv()).await;
+        }
+        pull.close().await.ok();
     });
     (ep_rx.recv().unwrap(), stop_tx)
 }
