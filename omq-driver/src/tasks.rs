@@ -359,6 +359,9 @@ impl<R: Runtime> ConnectionTask<R> {
         let mut writer = Some(writer);
         let mut idle_reader: Option<(R::Reader, BytesMut)> = None;
         let mut pending: VecDeque<Bytes> = VecDeque::new();
+        // The list the last write handed back, empty, kept for the next one: a new list for
+        // every write was an allocation a write.
+        let mut spare: Vec<Bytes> = Vec::new();
         let mut pending_bytes = 0usize;
         let mut in_write = 0usize;
         let end = loop {
@@ -392,7 +395,8 @@ impl<R: Runtime> ConnectionTask<R> {
                 if pending.is_empty() {
                     writer = Some(w);
                 } else {
-                    let chunks: Vec<Bytes> = pending.drain(..).collect();
+                    let mut chunks = std::mem::take(&mut spare);
+                    chunks.extend(pending.drain(..));
                     in_write = pending_bytes;
                     pending_bytes = 0;
                     write.set(w.write(chunks).fuse());
@@ -463,6 +467,7 @@ impl<R: Runtime> ConnectionTask<R> {
                                 pending_bytes += c.len();
                                 pending.push_front(c);
                             }
+                            spare = chunks;
                             writer = Some(w);
                         }
                         Err(e) => break End::Lost(CloseReason::Io(e.kind())),
