@@ -989,6 +989,10 @@ impl Options {
     pub fn get_recv_timeout(&self) -> Option<Duration> {
         self.rcvtimeo
     }
+    /// CONFLATE.
+    pub fn get_conflate(&self) -> bool {
+        self.conflate
+    }
     /// ROUTING_ID.
     pub fn get_routing_id(&self) -> &Bytes {
         &self.routing_id

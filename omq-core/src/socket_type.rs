@@ -148,6 +148,31 @@ impl SocketType {
         matches!(self, SocketType::Pub | SocketType::XPub)
     }
 
+    /// Whether a receive on this type keeps no state: it takes the next whole message from
+    /// its peers' queues in fair turn, and taking one changes nothing but those queues (PULL,
+    /// SUB, XSUB, DEALER, ROUTER, PAIR; DISH, GATHER, SERVER, CLIENT, CHANNEL, PEER, STREAM).
+    /// Not REQ and REP (a receive moves their state machine), XPUB (its receive hands out
+    /// subscriptions it also acts on) or the types that cannot receive. A driver may take a
+    /// few such messages ahead of the application, under one lock, and hand them out in order.
+    pub fn receives_without_state(self) -> bool {
+        use SocketType::*;
+        matches!(
+            self,
+            Pull | Sub
+                | XSub
+                | Dealer
+                | Router
+                | Pair
+                | Dish
+                | Gather
+                | Server
+                | Client
+                | Channel
+                | Peer
+                | Stream
+        )
+    }
+
     /// Whether sending `msg` on this type can only succeed or find no room (SNDHWM, or no
     /// peer): the load-balanced types, whose send keeps no state and picks no peer by the
     /// message (PUSH, DEALER and PAIR; SCATTER, CLIENT and CHANNEL with a single part), and a
@@ -203,6 +228,17 @@ mod tests {
         assert_eq!("XPub".parse::<SocketType>(), Ok(SocketType::XPub));
         assert_eq!("stream".parse::<SocketType>(), Ok(SocketType::Stream));
         assert!("streamer".parse::<SocketType>().is_err());
+    }
+
+    #[test]
+    fn every_receiving_type_but_req_rep_and_xpub_receives_without_state() {
+        use SocketType::*;
+        for t in SocketType::ALL {
+            // PUB, PUSH, RADIO and SCATTER cannot receive; REQ and REP move their state
+            // machine with each receive; XPUB acts on the subscriptions it hands out.
+            let expected = !matches!(t, Pub | Push | Radio | Scatter | Req | Rep | XPub);
+            assert_eq!(t.receives_without_state(), expected, "{t}");
+        }
     }
 
     #[test]

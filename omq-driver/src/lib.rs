@@ -43,6 +43,7 @@
 
 pub mod error;
 pub mod futures_io;
+mod inbox;
 mod inproc;
 pub mod net;
 mod outbox;

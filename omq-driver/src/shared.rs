@@ -14,6 +14,7 @@ use event_listener::Event;
 use omq_core::pipe::PipeId;
 use omq_core::{Action, Endpoint, Message, RecvError, SendError, Socket as Core};
 
+use crate::inbox::Inbox;
 use crate::outbox::{Locked, Mover, Outbox, OUTBOX_CAP};
 use crate::runtime::Runtime;
 use crate::signal::{Signal, CLOSE, FLUSH, RESUME, TIMER};
@@ -62,6 +63,9 @@ pub(crate) struct Shared {
     pub(crate) closing: std::sync::atomic::AtomicBool,
     /// Sends taken ahead of the lock (see `outbox`), where the runtime and the type allow.
     pub(crate) outbox: Option<Outbox<Message, Arc<Signal>>>,
+    /// Messages a receive took ahead of the application (see `inbox`), for the types whose
+    /// receive keeps no state.
+    pub(crate) inbox: Option<Inbox<Message>>,
     /// The core's socket type, readable without the lock.
     socket_type: omq_core::SocketType,
     /// Wakes the timer task when the deadline moves.
@@ -208,6 +212,7 @@ impl Shared {
             released: Event::new(),
             closing: std::sync::atomic::AtomicBool::new(false),
             outbox: stages.then(Outbox::default),
+            inbox: socket_type.receives_without_state().then(Inbox::default),
             socket_type,
             timer: Signal::default(),
             keeper: Signal::default(),
@@ -222,6 +227,12 @@ impl Shared {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// A message a receive took ahead (see `inbox`), without the lock.
+    #[inline]
+    pub(crate) fn recv_ahead(&self) -> Option<Message> {
+        self.inbox.as_ref()?.pop()
+    }
+
     /// Locks and receives, moving over what in-process senders parked (see `inproc`) when
     /// nothing else is there: their pipes are locked only after this lock is let go, as the
     /// two sockets' locks are never held together. Every receive path goes through here.
@@ -231,6 +242,9 @@ impl Shared {
         let mut st = self.lock();
         loop {
             let r = st.recv(self);
+            if r.is_ok() {
+                st.take_ahead(self);
+            }
             if !matches!(r, Err(RecvError::WouldBlock)) || st.parked.is_empty() {
                 return (st, r);
             }
@@ -333,6 +347,9 @@ impl Shared {
             }
             st.close_outbox(self);
             st.core.close();
+            if let Some(inbox) = &self.inbox {
+                inbox.clear();
+            }
             let owed = st.core.has_pending_output()
                 || st
                     .conns
@@ -497,11 +514,28 @@ impl State {
     /// [`Shared::lock_recv`].
     #[inline]
     pub(crate) fn recv(&mut self, shared: &Shared) -> Result<Message, RecvError> {
+        // What a receive took ahead is older than anything still in the core.
+        if let Some(m) = shared.inbox.as_ref().and_then(Inbox::pop) {
+            return Ok(m);
+        }
         loop {
             match self.core.recv() {
                 Err(RecvError::WouldBlock)
                     if !self.inproc.is_empty() && crate::inproc::Link::pull(shared, self) > 0 => {}
                 r => return r,
+            }
+        }
+    }
+
+    /// After a receive that got its message: takes what else the core holds now, up to the
+    /// inbox's room, ahead of the application (see `inbox`). Only what is queued: nothing is
+    /// pulled off in-process links for it, and a CONFLATE socket, whose queue keeps only the
+    /// newest message, takes nothing ahead.
+    #[inline]
+    fn take_ahead(&mut self, shared: &Shared) {
+        if let Some(inbox) = &shared.inbox {
+            if self.inproc.is_empty() && !self.core.options().get_conflate() {
+                inbox.fill(|| self.core.recv().ok());
             }
         }
     }
@@ -519,7 +553,9 @@ impl State {
         if self.send_waiters > 0 && self.core.can_send() {
             shared.send_ready.notify(usize::MAX);
         }
-        if self.recv_waiters > 0 && self.core.can_recv() {
+        if self.recv_waiters > 0
+            && (self.core.can_recv() || shared.inbox.as_ref().is_some_and(|i| !i.is_empty()))
+        {
             shared.recv_ready.notify(usize::MAX);
         }
         if self.monitors > 0 {

@@ -14,6 +14,7 @@ use futures_util::{pin_mut, select_biased};
 use omq_core::{Endpoint, Message, MonitorEvent, Options, SocketOption, SocketType};
 
 use crate::error::Error;
+use crate::inbox::Inbox;
 use crate::runtime::Runtime;
 use crate::shared::{Keeper, Shared, State};
 use crate::signal::{Signal, CLOSE, DROPPED};
@@ -433,6 +434,9 @@ impl<R: Runtime> Socket<R> {
         // As in `send`: the waiting machinery is built, boxed, only for a receive that waits.
         {
             let shared = self.shared();
+            if let Some(m) = shared.recv_ahead() {
+                return Ok(m);
+            }
             let (st, r) = shared.lock_recv();
             match r {
                 Ok(m) => {
@@ -580,6 +584,9 @@ impl<R: Runtime> Socket<R> {
 
     /// Receives without waiting.
     pub fn try_recv(&self) -> Result<Message, Error> {
+        if let Some(m) = self.shared().recv_ahead() {
+            return Ok(m);
+        }
         let (st, r) = self.shared().lock_recv();
         let m = r?;
         self.shared().finish(st);
@@ -632,6 +639,15 @@ impl<R: Runtime> Socket<R> {
                 st.outbox.stash.len(),
                 st.mover
             );
+        }
+        if let Some(n) = self
+            .shared()
+            .inbox
+            .as_ref()
+            .map(Inbox::len)
+            .filter(|&n| n > 0)
+        {
+            out += &format!("  inbox taken_ahead={n}\n");
         }
         for p in st.core.pipes().iter() {
             out += &format!("  {p:?}\n");

@@ -127,6 +127,10 @@ impl<R: Runtime> Stream for SocketStream<R> {
         if this.done {
             return Poll::Ready(None);
         }
+        if let Some(m) = this.socket.shared().recv_ahead() {
+            this.wait = None;
+            return Poll::Ready(Some(Ok(m)));
+        }
         let shared = this.socket.shared().clone();
         loop {
             {

@@ -759,6 +759,9 @@ pub(crate) async fn close<R: Runtime>(
     let listeners: Vec<Arc<Signal>> = shared.with(|st| {
         st.close_outbox(shared);
         st.core.close();
+        if let Some(inbox) = &shared.inbox {
+            inbox.clear();
+        }
         st.listeners.drain().map(|(_, s)| s).collect()
     });
     for s in &listeners {
