@@ -1150,6 +1150,17 @@ mod tests {
         assert!(o.validate(SocketType::Pull).is_ok());
     }
 
+    /// The driver reads CONFLATE back to keep its receive-ahead queue (the inbox) off a
+    /// conflating socket, where a message taken ahead would outlive a newer one.
+    #[test]
+    fn conflate_reads_back_as_set() {
+        assert!(!Options::default().get_conflate());
+        assert!(Options::default().conflate(true).get_conflate());
+        let mut o = Options::default().conflate(true);
+        o.apply(SocketOption::Conflate(false)).unwrap();
+        assert!(!o.get_conflate());
+    }
+
     #[test]
     fn connection_options_are_checked_and_kept() {
         let o = Options::default()
