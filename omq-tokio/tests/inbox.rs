@@ -185,3 +185,43 @@ async fn a_dealer_and_a_sub_take_ahead() {
     }
     assert_eq!(first, 1);
 }
+
+/// CONFLATE keeps only the newest message of each pipe; one taken ahead would outlive a newer
+/// one. A conflating PULL with two peers: after the first receive, the other peer's older
+/// message must still be in its pipe, where its newer one replaces it.
+#[tokio::test]
+async fn a_conflating_socket_takes_nothing_ahead() {
+    let pull = Socket::new(SocketType::Pull, Options::default().conflate(true)).unwrap();
+    let ep = pull.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
+    let a = Socket::new(SocketType::Push, Options::default()).unwrap();
+    a.connect(&ep).await.unwrap();
+    let b = Socket::new(SocketType::Push, Options::default()).unwrap();
+    b.connect(&ep).await.unwrap();
+    until_dump(&pull, "conns=2").await;
+    within(a.send(numbered(1))).await.unwrap();
+    within(async {
+        while queued(&pull) < 1 {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    })
+    .await;
+    within(b.send(numbered(2))).await.unwrap();
+    within(async {
+        while queued(&pull) < 2 {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    })
+    .await;
+    assert_eq!(number(&within(pull.recv()).await.unwrap()), 1);
+    assert!(
+        !pull.debug_dump().contains("taken_ahead="),
+        "{}",
+        pull.debug_dump()
+    );
+    // b's newer message, then b goes: its connection ends after the message on the same
+    // stream, so once the PULL has one connection left the message is in.
+    within(b.send(numbered(3))).await.unwrap();
+    within(b.close()).await.unwrap();
+    until_dump(&pull, "conns=1").await;
+    assert_eq!(number(&within(pull.recv()).await.unwrap()), 3);
+}
