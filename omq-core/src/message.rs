@@ -352,7 +352,7 @@ pub struct Message {
     /// compio and monoio about 20%, the multi-threaded block_on layout 27%
     /// (docs/PERFORMANCE.md, "A message in one cache line"). The price: a message of two or
     /// more parts keeps them in an allocation of its own (a REQ/REP round trip makes 6
-    /// allocations instead of 2; a ROUTER's received messages, identity and body, one each).
+    /// allocations instead of 2; a ROUTER's received message, identity and body, allocates too).
     parts: SmallVec<[Part; 1]>,
     metadata: Option<Arc<Metadata>>,
     routing_id: Option<std::num::NonZeroU32>,
