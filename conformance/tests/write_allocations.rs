@@ -5,6 +5,10 @@
 //! multi-threaded runtime, where a write carries a few messages, it was most of what that
 //! layout allocated (docs/PERFORMANCE.md, stop 46).
 //!
+//! A REQ/REP round trip's messages allocate nothing on the REQ's thread either (the delimiter
+//! travels as a flag of the message, not as a part that would spill the message's one inline
+//! part); what is left is the runtime's and the waiting receive's (`check_req`).
+//!
 //! The allocator below counts per thread, for every test in this binary; each test counts
 //! only on the thread its sending socket and that socket's connection task run on. glommio is
 //! not counted: its executor allocates on that thread every time it polls (glommio 0.9.0
@@ -107,6 +111,74 @@ fn check<B: Backend>() {
         "{}: {counted} allocations for {MESSAGES} one-message writes",
         B::NAME
     );
+}
+
+/// Allocations on the REQ's thread (the REQ and its connection task) over [`MESSAGES`] round
+/// trips with a REP on a thread of its own, over tcp: the request and the reply each cross
+/// as one part inline behind the delimiter flag. With the delimiter as a part, the request
+/// and the reply each took an allocation on this thread (600 more here).
+fn req_round_trips<B: Backend>() -> usize {
+    let (ep_tx, ep_rx) = std::sync::mpsc::channel();
+    let rep_thread = std::thread::spawn(move || {
+        B::block_on(async move {
+            let rep = Socket::<B::R>::new(SocketType::Rep, Options::default()).unwrap();
+            let ep = rep.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
+            ep_tx.send(ep).unwrap();
+            for _ in 0..WARM_UP + MESSAGES {
+                let m = rep.recv().await.unwrap();
+                rep.send(m).await.unwrap();
+            }
+            rep.close().await.unwrap();
+        });
+    });
+    let ep = ep_rx.recv().unwrap();
+    let counted = B::block_on_one_thread(async move {
+        let req = Socket::<B::R>::new(SocketType::Req, Options::default()).unwrap();
+        req.connect(&ep).await.unwrap();
+        let round_trips = async |n: usize| {
+            for _ in 0..n {
+                req.send(Message::from("8 bytes!")).await.unwrap();
+                let reply = req.recv().await.unwrap();
+                assert_eq!(reply.len(), 1);
+            }
+        };
+        round_trips(WARM_UP).await;
+        let before = ALLOCS.with(Cell::get);
+        round_trips(MESSAGES).await;
+        let counted = ALLOCS.with(Cell::get) - before;
+        req.close().await.unwrap();
+        counted
+    });
+    rep_thread.join().unwrap();
+    counted
+}
+
+/// What a round trip allocates besides the messages: the receive that waits for the reply
+/// boxes its waiting half (so that `recv`'s future stays small: omq-tokio's `basic` tests),
+/// one a round trip; compio also allocates each read it submits (its operations live on the
+/// heap), one more. The messages themselves: nothing (they took two more a round trip).
+fn check_req<B: Backend>(per_round_trip: usize) {
+    let counted = req_round_trips::<B>();
+    assert!(
+        counted < per_round_trip * MESSAGES + MESSAGES / 10,
+        "{}: {counted} allocations for {MESSAGES} REQ/REP round trips",
+        B::NAME
+    );
+}
+
+#[test]
+fn a_req_rep_round_trip_allocates_only_its_wait_on_tokio() {
+    check_req::<TokioBackend>(1);
+}
+
+#[test]
+fn a_req_rep_round_trip_allocates_only_its_wait_and_read_on_compio() {
+    check_req::<CompioBackend>(2);
+}
+
+#[test]
+fn a_req_rep_round_trip_allocates_only_its_wait_on_monoio() {
+    check_req::<MonoioBackend>(1);
 }
 
 #[test]

@@ -351,11 +351,20 @@ pub struct Message {
     /// transfers. With two parts inline (96 bytes) omq-tokio tcp 64 B PUSH/PULL ran 11% slower,
     /// compio and monoio about 20%, the multi-threaded block_on layout 27%
     /// (docs/PERFORMANCE.md, "A message in one cache line"). The price: a message of two or
-    /// more parts keeps them in an allocation of its own (a REQ/REP round trip makes 6
-    /// allocations instead of 2; a ROUTER's received message, identity and body, allocates too).
+    /// more parts keeps them in an allocation of its own (a ROUTER's received message, identity
+    /// and body, allocates; a REQ's or REP's delimiter does not count, see `delimited`).
     parts: SmallVec<[Part; 1]>,
     metadata: Option<Arc<Metadata>>,
     routing_id: Option<std::num::NonZeroU32>,
+    /// REQ, REP: an empty delimiter part goes before `parts` on the wire (a request or reply
+    /// that crossed no ROUTER), kept as a flag so that a one-part request or reply stays one
+    /// part inline and allocates nothing (it took an allocation on each side of each hop with
+    /// the 64-byte message). Set and cleared only inside the core: by REQ and REP, and by a
+    /// REQ or REP session that decodes such a delimiter. The encoder writes the delimiter; a
+    /// socket of any other type that receives such a message (in process) gets the delimiter
+    /// as a part (`Socket::handle_message`), so an application never sees the flag. Equality
+    /// and `Debug` count it as the part it stands for. Fits in what was padding.
+    delimited: bool,
     /// RADIO/DISH: boxed, so the other types pay one pointer for it.
     group: Option<Box<Bytes>>,
 }
@@ -379,6 +388,7 @@ impl Message {
             parts: parts.into_iter().map(Into::into).collect(),
             metadata: None,
             routing_id: None,
+            delimited: false,
             group: None,
         }
     }
@@ -506,6 +516,39 @@ impl Message {
         self
     }
 
+    /// REQ, REP: whether an empty delimiter goes before [`Message::parts`] on the wire. A REQ
+    /// or REP [`Session`](crate::Session) used on its own hands out a request or reply that
+    /// crossed no ROUTER this way (the delimiter and a one-part body stay one part inline);
+    /// a socket strips the delimiter before the application sees the message, so messages
+    /// from a socket never have it. Equality and `Debug` count it as the empty part it
+    /// stands for.
+    #[inline]
+    pub fn delimited(&self) -> bool {
+        self.delimited
+    }
+
+    /// Says that an empty delimiter goes before the parts on the wire (REQ, REP).
+    #[inline]
+    pub(crate) fn set_delimited(&mut self, delimited: bool) {
+        self.delimited = delimited;
+    }
+
+    /// Turns the flag into the part it stands for (a socket that is not REQ or REP receives
+    /// the delimiter as a part).
+    pub(crate) fn materialize_delimiter(&mut self) {
+        if std::mem::take(&mut self.delimited) {
+            self.parts.insert(0, Part::empty());
+        }
+    }
+
+    /// The parts as they go on the wire: the delimiter the flag stands for, then the parts.
+    fn wire_parts(&self) -> impl Iterator<Item = &[u8]> {
+        let delimiter: Option<&[u8]> = self.delimited.then_some(&[]);
+        delimiter
+            .into_iter()
+            .chain(self.parts.iter().map(|p| p.as_slice()))
+    }
+
     /// The parts, consumed, as an iterator.
     pub fn into_parts(self) -> impl Iterator<Item = Part> {
         self.parts.into_iter()
@@ -514,14 +557,21 @@ impl Message {
 
 impl PartialEq for Message {
     fn eq(&self, other: &Self) -> bool {
-        self.parts == other.parts
+        if self.delimited == other.delimited {
+            self.parts == other.parts
+        } else {
+            self.wire_parts().eq(other.wire_parts())
+        }
     }
 }
 impl Eq for Message {}
 
 impl fmt::Debug for Message {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.parts.iter()).finish()
+        let delimiter = self.delimited.then(Part::empty);
+        f.debug_list()
+            .entries(delimiter.iter().chain(self.parts.iter()))
+            .finish()
     }
 }
 
@@ -550,6 +600,27 @@ mod tests {
         assert_eq!(std::mem::size_of::<Part>(), std::mem::size_of::<Bytes>());
         // One cache line (see `Message::parts`).
         assert!(std::mem::size_of::<Message>() <= 64);
+    }
+
+    #[test]
+    fn the_delimiter_flag_compares_and_prints_as_the_empty_part_it_stands_for() {
+        let mut flagged = Message::from("body");
+        flagged.set_delimited(true);
+        let parts = Message::multipart(["", "body"]);
+        assert_eq!(flagged, parts);
+        assert_eq!(parts, flagged);
+        assert_ne!(flagged, Message::from("body"));
+        assert_ne!(flagged, Message::multipart(["x", "body"]));
+        assert_eq!(format!("{flagged:?}"), format!("{parts:?}"));
+        assert_eq!(flagged.len(), 1);
+
+        flagged.materialize_delimiter();
+        assert!(!flagged.delimited());
+        assert_eq!(flagged.len(), 2);
+        assert_eq!(flagged, parts);
+        // Once only: nothing left to turn into a part.
+        flagged.materialize_delimiter();
+        assert_eq!(flagged.len(), 2);
     }
 
     #[test]

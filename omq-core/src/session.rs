@@ -579,19 +579,33 @@ impl Session {
     }
 
     fn handle_part(&mut self, body: Part, more: bool) -> Result<(), SessionError> {
-        if self.partial.len() >= self.config.max_parts {
+        let delimited = self.partial.delimited();
+        if self.partial.len() + usize::from(delimited) >= self.config.max_parts {
             return Err(LimitError::TooManyParts {
                 max: self.config.max_parts,
             }
             .into());
         }
         if more {
-            self.partial.push(body);
+            // REQ, REP: the delimiter in front of a request or reply becomes the message's
+            // flag, so that delimiter and body are one part inline (no allocation).
+            if body.is_empty()
+                && self.partial.is_empty()
+                && !delimited
+                && self.config.socket_type.flags_delimiter()
+            {
+                self.partial.set_delimited(true);
+            } else {
+                self.partial.push(body);
+            }
             return Ok(());
         }
         // A one-part message (most are) is built from its body directly, not through `partial`.
         let mut msg = if self.partial.is_empty() {
-            Message::from(body)
+            self.partial.set_delimited(false);
+            let mut msg = Message::from(body);
+            msg.set_delimited(delimited);
+            msg
         } else {
             self.partial.push(body);
             std::mem::take(&mut self.partial)
@@ -730,25 +744,34 @@ impl Session {
             return Ok(());
         }
         let parts = msg.parts();
-        let Some(last) = parts.len().checked_sub(1) else {
+        // REQ, REP: the delimiter the message carries as a flag goes out as the empty frame
+        // it stands for.
+        let delimiter = msg.delimited().then(Part::empty);
+        let Some(last) = (parts.len() + delimiter.iter().len()).checked_sub(1) else {
             return Err(UsageError::EmptyMessage);
         };
         if let Some(codec) = &mut self.codec {
+            let wire = delimiter.iter().chain(parts);
             // A dictionary goes out alone, before the first part compressed with it.
-            if let Some(dict) = codec.start_message(parts.iter().map(|p| p.as_slice())) {
+            if let Some(dict) = codec.start_message(wire.clone().map(|p| p.as_slice())) {
                 self.mechanism
                     .encode_frame(false, &dict, Some(&dict), &mut self.tx);
             }
-            for (i, part) in parts.iter().enumerate() {
+            for (i, part) in wire.enumerate() {
                 let body = codec.encode_part(part);
                 self.mechanism
                     .encode_frame(i < last, &body, Some(&body), &mut self.tx);
             }
             return Ok(());
         }
+        let first = usize::from(delimiter.is_some());
+        if first == 1 {
+            self.mechanism
+                .encode_frame(0 < last, &[], None, &mut self.tx);
+        }
         for (i, part) in parts.iter().enumerate() {
             self.mechanism
-                .encode_frame(i < last, part, part.shared(), &mut self.tx);
+                .encode_frame(first + i < last, part, part.shared(), &mut self.tx);
         }
         Ok(())
     }

@@ -148,6 +148,12 @@ impl SocketType {
         matches!(self, SocketType::Pub | SocketType::XPub)
     }
 
+    /// Whether this type keeps the empty delimiter in front of a request or reply as a flag of
+    /// the message instead of a part (REQ, REP: see `Message`'s `delimited`).
+    pub(crate) fn flags_delimiter(self) -> bool {
+        matches!(self, SocketType::Req | SocketType::Rep)
+    }
+
     /// Whether a receive on this type keeps no state: it takes the next whole message from
     /// its peers' queues in fair turn, and taking one changes nothing but those queues (PULL,
     /// SUB, XSUB, DEALER, ROUTER, PAIR; DISH, GATHER, SERVER, CLIENT, CHANNEL, PEER, STREAM).

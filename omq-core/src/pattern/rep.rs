@@ -9,7 +9,7 @@ use super::{Attach, Ctx, Rules};
 use crate::message::Message;
 use crate::options::Options;
 use crate::pipe::{PipeId, Pipes};
-use crate::routing::rep::{split_envelope, RepState};
+use crate::routing::rep::{split_envelope, wrap_reply, RepState};
 use crate::socket::{RecvError, SendError};
 
 /// REP: fair queue in, the request's pipe and envelope out.
@@ -23,10 +23,7 @@ impl Rules for Rep {
         let Some((id, envelope)) = self.state.replying.take() else {
             return Err(SendError::InvalidState(msg));
         };
-        let mut out = Message::multipart(envelope);
-        for part in msg.into_parts() {
-            out.push(part);
-        }
+        let out = wrap_reply(envelope, msg);
         // A reply to a peer that is gone, or full, is dropped, as libzmq does.
         let hwm = ctx.send_hwm();
         if ctx
@@ -69,7 +66,7 @@ impl Rules for Rep {
         pipe: PipeId,
         msg: Message,
     ) -> Result<(), Message> {
-        if !msg.parts().iter().any(|p| p.is_empty()) {
+        if !msg.delimited() && !msg.parts().iter().any(|p| p.is_empty()) {
             crate::trace::dropped!("REP: a request without an envelope delimiter");
             return Ok(());
         }

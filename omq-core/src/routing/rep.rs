@@ -18,8 +18,14 @@ pub struct RepState {
     pub replying: Option<(PipeId, Envelope)>,
 }
 
-/// Splits a request into envelope and body; `None` when it has no delimiter.
-pub fn split_envelope(msg: Message) -> Option<(Envelope, Message)> {
+/// Splits a request into envelope and body; `None` when it has no delimiter. A request that
+/// carries its delimiter as a flag (it crossed no ROUTER) has an empty envelope: the reply
+/// carries the flag again ([`wrap_reply`]).
+pub fn split_envelope(mut msg: Message) -> Option<(Envelope, Message)> {
+    if msg.delimited() {
+        msg.set_delimited(false);
+        return Some((Envelope::new(), msg));
+    }
     let at = msg.parts().iter().position(|p| p.is_empty())?;
     let mut envelope = Envelope::new();
     let mut body = Message::new();
@@ -33,6 +39,22 @@ pub fn split_envelope(msg: Message) -> Option<(Envelope, Message)> {
     }
     body.set_metadata(meta);
     Some((envelope, body))
+}
+
+/// The reply to a request whose envelope [`split_envelope`] took: behind that envelope, or
+/// behind the delimiter flag when the envelope is empty (an envelope taken from parts always
+/// holds the delimiter, so an empty one is the flag) or is the delimiter alone.
+pub fn wrap_reply(envelope: Envelope, msg: Message) -> Message {
+    if envelope.iter().all(|p| p.is_empty()) && envelope.len() <= 1 {
+        let mut out = msg;
+        out.set_delimited(true);
+        return out;
+    }
+    let mut out = Message::multipart(envelope);
+    for part in msg.into_parts() {
+        out.push(part);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -53,6 +75,38 @@ mod tests {
         let (envelope, body) = split_envelope(Message::multipart([""])).unwrap();
         assert_eq!(envelope.len(), 1);
         assert!(body.is_empty());
+    }
+
+    #[test]
+    fn a_flagged_request_has_an_empty_envelope_and_its_reply_the_flag() {
+        let mut request = Message::multipart(["body", ""]);
+        request.set_delimited(true);
+        let (envelope, body) = split_envelope(request).unwrap();
+        assert!(envelope.is_empty());
+        assert!(!body.delimited());
+        assert_eq!(body, Message::multipart(["body", ""]));
+        let reply = wrap_reply(envelope, Message::from("r"));
+        assert!(reply.delimited());
+        assert_eq!(reply.len(), 1);
+        assert_eq!(reply, Message::multipart(["", "r"]));
+    }
+
+    #[test]
+    fn a_reply_behind_the_delimiter_alone_takes_the_flag_and_behind_ids_the_parts() {
+        let (envelope, _) = split_envelope(Message::multipart(["", "q"])).unwrap();
+        let reply = wrap_reply(envelope, Message::from("r"));
+        assert!(reply.delimited());
+        assert_eq!(reply.len(), 1);
+        assert_eq!(reply, Message::multipart(["", "r"]));
+
+        let (envelope, _) = split_envelope(Message::multipart(["id", "", "q"])).unwrap();
+        let reply = wrap_reply(envelope, Message::multipart(["r1", "r2"]));
+        assert!(!reply.delimited());
+        assert_eq!(reply, Message::multipart(["id", "", "r1", "r2"]));
+        // An envelope of one part that is not empty is no delimiter.
+        let reply = wrap_reply(Envelope::from_iter([Part::from("id")]), Message::from("r"));
+        assert!(!reply.delimited());
+        assert_eq!(reply, Message::multipart(["id", "r"]));
     }
 
     #[test]

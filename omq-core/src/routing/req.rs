@@ -30,9 +30,12 @@ impl ReqState {
     pub fn wrap(&mut self, msg: &mut Message, correlate: bool) -> u32 {
         let id = self.next_id;
         self.next_id = self.next_id.wrapping_add(1);
-        msg.push_front(Part::empty());
         if correlate {
+            msg.push_front(Part::empty());
             msg.push_front(Part::copy_from_slice(&id.to_be_bytes()));
+        } else {
+            // The delimiter as the message's flag: a one-part request stays inline.
+            msg.set_delimited(true);
         }
         id
     }
@@ -43,10 +46,14 @@ impl ReqState {
         if !self.is_reply(from, &msg, correlate) {
             return None;
         }
-        if correlate {
+        if msg.delimited() {
+            msg.set_delimited(false);
+        } else {
+            if correlate {
+                msg.pop_front();
+            }
             msg.pop_front();
         }
-        msg.pop_front();
         Some(msg)
     }
 
@@ -56,6 +63,10 @@ impl ReqState {
             return false;
         };
         let parts = msg.parts();
+        if msg.delimited() {
+            // The delimiter came first on the wire: a correlated reply starts with its id.
+            return from == pipe && !correlate && !parts.is_empty();
+        }
         let envelope = if correlate { 2 } else { 1 };
         from == pipe
             && parts.len() > envelope
@@ -94,11 +105,16 @@ mod tests {
         let mut m = Message::from("q");
         assert_eq!(s.wrap(&mut m, false), 7);
         assert_eq!(m, Message::multipart(["", "q"]));
+        // The delimiter as the flag: still one part inline.
+        assert!(m.delimited());
+        assert_eq!(m.len(), 1);
         let mut m = Message::from("q");
         assert_eq!(s.wrap(&mut m, true), 8);
         let mut want = Message::multipart(["", "q"]);
         want.push_front(request_id_bytes(8));
         assert_eq!(m, want);
+        // The id goes first on the wire, so the delimiter is a part then.
+        assert!(!m.delimited());
         // Ids wrap around.
         let mut s = ReqState::new(u32::MAX);
         assert_eq!(s.wrap(&mut Message::from("q"), true), u32::MAX);
@@ -130,6 +146,34 @@ mod tests {
         let mut no_delimiter = Message::multipart(["x", "r"]);
         no_delimiter.push_front(request_id_bytes(5));
         assert!(!s.is_reply(a, &no_delimiter, true));
+    }
+
+    #[test]
+    fn a_flagged_reply_is_one_without_correlation_and_with_a_body() {
+        let (a, b) = two_pipes();
+        let s = ReqState {
+            waiting: Some((a, 5)),
+            next_id: 6,
+        };
+        let flagged = |parts: &[&str]| {
+            let mut m = Message::multipart(parts.iter().copied());
+            m.set_delimited(true);
+            m
+        };
+        assert!(s.is_reply(a, &flagged(&["r"]), false));
+        assert!(!s.is_reply(b, &flagged(&["r"]), false));
+        // The delimiter alone is not a reply.
+        assert!(!s.is_reply(a, &flagged(&[]), false));
+        // Correlating, the id comes first on the wire: a reply starting with the delimiter
+        // has none, whatever follows it.
+        let mut id_behind = flagged(&["", "r"]);
+        id_behind.parts_mut()[0] = Part::from(request_id_bytes(5));
+        assert!(!s.is_reply(a, &id_behind, true));
+        assert_eq!(s.accept(a, id_behind, true), None);
+        // Accepted: the flag goes, the body stays.
+        let got = s.accept(a, flagged(&["r1", "r2"]), false).unwrap();
+        assert!(!got.delimited());
+        assert_eq!(got, Message::multipart(["r1", "r2"]));
     }
 
     #[test]
