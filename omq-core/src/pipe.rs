@@ -136,6 +136,15 @@ pub struct Pipe {
 }
 
 impl Pipe {
+    /// Whether the peer is a REQ or REP, which takes a request's or reply's delimiter as the
+    /// message's flag (`Message::delimited`). Only then does a REQ or REP send it so: a
+    /// ROUTER or DEALER peer in process would get the message as it is, flag and all.
+    pub(crate) fn peer_flags_delimiter(&self) -> bool {
+        self.peer
+            .as_ref()
+            .is_some_and(|p| p.socket_type.flags_delimiter())
+    }
+
     fn new(id: PipeId, origin: Origin, state: PipeState) -> Self {
         Pipe {
             id,

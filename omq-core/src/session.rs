@@ -602,14 +602,18 @@ impl Session {
         }
         // A one-part message (most are) is built from its body directly, not through `partial`.
         let mut msg = if self.partial.is_empty() {
-            self.partial.set_delimited(false);
-            let mut msg = Message::from(body);
-            msg.set_delimited(delimited);
-            msg
+            Message::from(body)
         } else {
             self.partial.push(body);
             std::mem::take(&mut self.partial)
         };
+        // The delimiter and one part: the flag moves from `partial` to the message (taking
+        // `partial` above moved it already). After the fact, so a message without it is built
+        // as before.
+        if delimited && self.partial.delimited() {
+            self.partial.set_delimited(false);
+            msg.set_delimited(true);
+        }
         // ZMTP 3.0 subscriptions are messages whose first byte is 1 (subscribe) or 0 (cancel);
         // libzmq accepts them from any peer, so do we.
         if self.config.socket_type.receives_subscriptions() {
@@ -743,15 +747,31 @@ impl Session {
             }
             return Ok(());
         }
+        if msg.delimited() || self.codec.is_some() {
+            return self.send_message_transformed(msg);
+        }
         let parts = msg.parts();
-        // REQ, REP: the delimiter the message carries as a flag goes out as the empty frame
-        // it stands for.
+        let Some(last) = parts.len().checked_sub(1) else {
+            return Err(UsageError::EmptyMessage);
+        };
+        for (i, part) in parts.iter().enumerate() {
+            self.mechanism
+                .encode_frame(i < last, part, part.shared(), &mut self.tx);
+        }
+        Ok(())
+    }
+
+    /// [`Session::send_message`] for a message that does not go out part for part as it is:
+    /// a REQ's or REP's, whose delimiter flag goes out as the empty frame it stands for, or
+    /// any message on a compressed transport. Out of line, so the common path pays one test.
+    #[inline(never)]
+    fn send_message_transformed(&mut self, msg: &Message) -> Result<(), UsageError> {
         let delimiter = msg.delimited().then(Part::empty);
-        let Some(last) = (parts.len() + delimiter.iter().len()).checked_sub(1) else {
+        let wire = delimiter.iter().chain(msg.parts());
+        let Some(last) = wire.clone().count().checked_sub(1) else {
             return Err(UsageError::EmptyMessage);
         };
         if let Some(codec) = &mut self.codec {
-            let wire = delimiter.iter().chain(parts);
             // A dictionary goes out alone, before the first part compressed with it.
             if let Some(dict) = codec.start_message(wire.clone().map(|p| p.as_slice())) {
                 self.mechanism
@@ -764,14 +784,9 @@ impl Session {
             }
             return Ok(());
         }
-        let first = usize::from(delimiter.is_some());
-        if first == 1 {
+        for (i, part) in wire.enumerate() {
             self.mechanism
-                .encode_frame(0 < last, &[], None, &mut self.tx);
-        }
-        for (i, part) in parts.iter().enumerate() {
-            self.mechanism
-                .encode_frame(first + i < last, part, part.shared(), &mut self.tx);
+                .encode_frame(i < last, part, part.shared(), &mut self.tx);
         }
         Ok(())
     }

@@ -786,13 +786,10 @@ impl Socket {
     /// at RCVHWM: stop reading that connection until [`Action::ResumeRead`], then offer the
     /// message again.
     #[inline]
-    pub fn handle_message(&mut self, pipe: PipeId, mut msg: Message) -> Result<(), Message> {
-        // A REQ's or REP's message handed over in process carries its delimiter as a flag;
-        // any other type gets it as the part it stands for (a session flags only for REQ and
-        // REP, so over a connection this never fires).
-        if msg.delimited() && !self.socket_type.flags_delimiter() {
-            msg.materialize_delimiter();
-        }
+    pub fn handle_message(&mut self, pipe: PipeId, msg: Message) -> Result<(), Message> {
+        // A message with the delimiter flag comes only from a REQ or REP session, or from a
+        // REQ or REP in process that saw this socket is one too (`Pipe::peer_flags_delimiter`).
+        debug_assert!(!msg.delimited() || self.socket_type.flags_delimiter());
         let (pattern, mut ctx) = self.split();
         pattern.handle_message(&mut ctx, pipe, msg)
     }

@@ -60,32 +60,41 @@ fn a_request_and_its_reply_cross_in_process_as_one_part_behind_the_flag() {
 }
 
 #[test]
-fn a_router_or_dealer_receives_the_flag_as_the_empty_part_it_stands_for() {
+fn a_router_or_dealer_peer_gets_the_delimiter_as_a_part() {
+    // A REQ sends to a ROUTER with the delimiter as a part: the ROUTER (in process, say)
+    // takes the message as it is.
     let (mut req, req_pipe) = socket(SocketType::Req, SocketType::Router);
     req.send(Message::from("q")).unwrap();
     let request = taken(&mut req, req_pipe);
+    assert!(!request.delimited());
+    assert_eq!(request.len(), 2);
 
     let (mut router, router_pipe) = socket(SocketType::Router, SocketType::Req);
     router.handle_message(router_pipe, request).unwrap();
     let got = router.recv().unwrap();
-    assert!(!got.delimited());
     assert_eq!(got.len(), 3, "routing id, delimiter, body");
     assert!(got.parts()[1].is_empty());
     assert_eq!(&got.parts()[2][..], b"q");
 
-    // A reply to a DEALER: the REP's flag again becomes a part.
+    // A REP replies to a DEALER the same way, whether the request came with the delimiter
+    // as a part (in process) or as the flag (a session reads it so).
     let (mut rep, rep_pipe) = socket(SocketType::Rep, SocketType::Dealer);
-    rep.handle_message(rep_pipe, Message::multipart(["", "ask"]))
-        .unwrap();
-    assert_eq!(rep.recv().unwrap(), Message::from("ask"));
-    rep.send(Message::from("told")).unwrap();
-    let reply = taken(&mut rep, rep_pipe);
-    let (mut dealer, dealer_pipe) = socket(SocketType::Dealer, SocketType::Rep);
-    dealer.handle_message(dealer_pipe, reply).unwrap();
-    let got = dealer.recv().unwrap();
-    assert!(!got.delimited());
-    assert_eq!(got.len(), 2);
-    assert_eq!(got, Message::multipart(["", "told"]));
+    let (mut req2, req2_pipe) = socket(SocketType::Req, SocketType::Rep);
+    req2.send(Message::from("flagged")).unwrap();
+    let flagged = taken(&mut req2, req2_pipe);
+    assert!(flagged.delimited());
+    for request in [Message::multipart(["", "ask"]), flagged] {
+        rep.handle_message(rep_pipe, request).unwrap();
+        assert_eq!(rep.recv().unwrap().len(), 1);
+        rep.send(Message::from("told")).unwrap();
+        let reply = taken(&mut rep, rep_pipe);
+        let (mut dealer, dealer_pipe) = socket(SocketType::Dealer, SocketType::Rep);
+        dealer.handle_message(dealer_pipe, reply).unwrap();
+        let got = dealer.recv().unwrap();
+        assert!(!got.delimited());
+        assert_eq!(got.len(), 2);
+        assert_eq!(got, Message::multipart(["", "told"]));
+    }
 }
 
 #[test]

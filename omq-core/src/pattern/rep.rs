@@ -23,7 +23,8 @@ impl Rules for Rep {
         let Some((id, envelope)) = self.state.replying.take() else {
             return Err(SendError::InvalidState(msg));
         };
-        let out = wrap_reply(envelope, msg);
+        let flag = ctx.pipes.get(id).is_some_and(|p| p.peer_flags_delimiter());
+        let out = wrap_reply(envelope, msg, flag);
         // A reply to a peer that is gone, or full, is dropped, as libzmq does.
         let hwm = ctx.send_hwm();
         if ctx

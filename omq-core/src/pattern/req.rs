@@ -50,7 +50,8 @@ impl Rules for Req {
         if let Some((old, _)) = self.state.waiting {
             forget_queued(ctx, old);
         }
-        let req_id = self.state.wrap(&mut msg, ctx.options.req_correlate);
+        let flag = ctx.pipes.get(id).is_some_and(|p| p.peer_flags_delimiter());
+        let req_id = self.state.wrap(&mut msg, ctx.options.req_correlate, flag);
         self.state.waiting = Some((id, req_id));
         ctx.enqueue(id, msg);
         Ok(())

@@ -41,16 +41,22 @@ pub fn split_envelope(mut msg: Message) -> Option<(Envelope, Message)> {
     Some((envelope, body))
 }
 
-/// The reply to a request whose envelope [`split_envelope`] took: behind that envelope, or
-/// behind the delimiter flag when the envelope is empty (an envelope taken from parts always
-/// holds the delimiter, so an empty one is the flag) or is the delimiter alone.
-pub fn wrap_reply(envelope: Envelope, msg: Message) -> Message {
-    if envelope.iter().all(|p| p.is_empty()) && envelope.len() <= 1 {
+/// The reply to a request whose envelope [`split_envelope`] took: behind that envelope, or,
+/// when the envelope is the delimiter alone (an empty envelope is the flag: one taken from
+/// parts always holds the delimiter) and `flag` says the peer takes it so (a REQ:
+/// `Pipe::peer_flags_delimiter`), behind the delimiter flag.
+pub fn wrap_reply(envelope: Envelope, msg: Message, flag: bool) -> Message {
+    let delimiter_alone = envelope.iter().all(|p| p.is_empty()) && envelope.len() <= 1;
+    if delimiter_alone && flag {
         let mut out = msg;
         out.set_delimited(true);
         return out;
     }
-    let mut out = Message::multipart(envelope);
+    let mut out = if envelope.is_empty() {
+        Message::from(Part::empty())
+    } else {
+        Message::multipart(envelope)
+    };
     for part in msg.into_parts() {
         out.push(part);
     }
@@ -85,7 +91,7 @@ mod tests {
         assert!(envelope.is_empty());
         assert!(!body.delimited());
         assert_eq!(body, Message::multipart(["body", ""]));
-        let reply = wrap_reply(envelope, Message::from("r"));
+        let reply = wrap_reply(envelope, Message::from("r"), true);
         assert!(reply.delimited());
         assert_eq!(reply.len(), 1);
         assert_eq!(reply, Message::multipart(["", "r"]));
@@ -94,19 +100,36 @@ mod tests {
     #[test]
     fn a_reply_behind_the_delimiter_alone_takes_the_flag_and_behind_ids_the_parts() {
         let (envelope, _) = split_envelope(Message::multipart(["", "q"])).unwrap();
-        let reply = wrap_reply(envelope, Message::from("r"));
+        let reply = wrap_reply(envelope, Message::from("r"), true);
         assert!(reply.delimited());
         assert_eq!(reply.len(), 1);
         assert_eq!(reply, Message::multipart(["", "r"]));
 
         let (envelope, _) = split_envelope(Message::multipart(["id", "", "q"])).unwrap();
-        let reply = wrap_reply(envelope, Message::multipart(["r1", "r2"]));
+        let reply = wrap_reply(envelope, Message::multipart(["r1", "r2"]), true);
         assert!(!reply.delimited());
         assert_eq!(reply, Message::multipart(["id", "", "r1", "r2"]));
         // An envelope of one part that is not empty is no delimiter.
-        let reply = wrap_reply(Envelope::from_iter([Part::from("id")]), Message::from("r"));
+        let reply = wrap_reply(
+            Envelope::from_iter([Part::from("id")]),
+            Message::from("r"),
+            true,
+        );
         assert!(!reply.delimited());
         assert_eq!(reply, Message::multipart(["id", "r"]));
+    }
+
+    #[test]
+    fn a_reply_to_a_peer_that_takes_no_flag_has_the_delimiter_as_a_part() {
+        let mut flagged = Message::from("q");
+        flagged.set_delimited(true);
+        for request in [flagged, Message::multipart(["", "q"])] {
+            let (envelope, _) = split_envelope(request).unwrap();
+            let reply = wrap_reply(envelope, Message::from("r"), false);
+            assert!(!reply.delimited());
+            assert_eq!(reply.len(), 2);
+            assert_eq!(reply, Message::multipart(["", "r"]));
+        }
     }
 
     #[test]

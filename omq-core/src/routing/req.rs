@@ -26,16 +26,19 @@ impl ReqState {
         }
     }
 
-    /// Wraps a request for the wire and returns the id it was given.
-    pub fn wrap(&mut self, msg: &mut Message, correlate: bool) -> u32 {
+    /// Wraps a request for the wire and returns the id it was given. `flag`: the peer takes
+    /// the delimiter as the message's flag (a REP: `Pipe::peer_flags_delimiter`), so a
+    /// one-part request stays inline.
+    pub fn wrap(&mut self, msg: &mut Message, correlate: bool, flag: bool) -> u32 {
         let id = self.next_id;
         self.next_id = self.next_id.wrapping_add(1);
-        if correlate {
-            msg.push_front(Part::empty());
-            msg.push_front(Part::copy_from_slice(&id.to_be_bytes()));
-        } else {
-            // The delimiter as the message's flag: a one-part request stays inline.
+        if flag && !correlate {
             msg.set_delimited(true);
+        } else {
+            msg.push_front(Part::empty());
+            if correlate {
+                msg.push_front(Part::copy_from_slice(&id.to_be_bytes()));
+            }
         }
         id
     }
@@ -103,13 +106,20 @@ mod tests {
     fn wrap_adds_a_delimiter_and_the_id_when_correlating() {
         let mut s = ReqState::new(7);
         let mut m = Message::from("q");
-        assert_eq!(s.wrap(&mut m, false), 7);
+        assert_eq!(s.wrap(&mut m, false, true), 7);
         assert_eq!(m, Message::multipart(["", "q"]));
         // The delimiter as the flag: still one part inline.
         assert!(m.delimited());
         assert_eq!(m.len(), 1);
+        // To a peer that takes no flag, a part.
         let mut m = Message::from("q");
-        assert_eq!(s.wrap(&mut m, true), 8);
+        s.wrap(&mut m, false, false);
+        assert!(!m.delimited());
+        assert_eq!(m.len(), 2);
+        assert_eq!(m, Message::multipart(["", "q"]));
+        let mut s = ReqState::new(8);
+        let mut m = Message::from("q");
+        assert_eq!(s.wrap(&mut m, true, true), 8);
         let mut want = Message::multipart(["", "q"]);
         want.push_front(request_id_bytes(8));
         assert_eq!(m, want);
@@ -117,8 +127,8 @@ mod tests {
         assert!(!m.delimited());
         // Ids wrap around.
         let mut s = ReqState::new(u32::MAX);
-        assert_eq!(s.wrap(&mut Message::from("q"), true), u32::MAX);
-        assert_eq!(s.wrap(&mut Message::from("q"), true), 0);
+        assert_eq!(s.wrap(&mut Message::from("q"), true, true), u32::MAX);
+        assert_eq!(s.wrap(&mut Message::from("q"), true, true), 0);
     }
 
     #[test]
