@@ -607,10 +607,10 @@ impl Session {
             self.partial.push(body);
             std::mem::take(&mut self.partial)
         };
-        // The delimiter and one part: the flag moves from `partial` to the message (taking
-        // `partial` above moved it already). After the fact, so a message without it is built
-        // as before.
-        if delimited && self.partial.delimited() {
+        // The flag moves from `partial` to the message (for more than one part, taking
+        // `partial` above moved it already; this repeats that harmlessly). After the fact, so
+        // a message without it is built as before.
+        if delimited {
             self.partial.set_delimited(false);
             msg.set_delimited(true);
         }
