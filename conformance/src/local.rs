@@ -37,6 +37,9 @@ pub enum Pairing {
     DealerRouter,
     /// DEALER ↔ REP.
     DealerRep,
+    /// REQ ↔ ROUTER: the REQ's delimiter reaches the ROUTER as a part on every transport,
+    /// in process too (REQ and REP carry it as a flag only between themselves).
+    ReqRouter,
     /// PUB → SUB.
     PubSub,
     /// XSUB ↔ XPUB.
@@ -57,11 +60,12 @@ pub enum Pairing {
 
 impl Pairing {
     /// Every pairing.
-    pub const ALL: [Pairing; 12] = [
+    pub const ALL: [Pairing; 13] = [
         Pairing::PushPull,
         Pairing::ReqRep,
         Pairing::DealerRouter,
         Pairing::DealerRep,
+        Pairing::ReqRouter,
         Pairing::PubSub,
         Pairing::XsubXpub,
         Pairing::Pair,
@@ -187,6 +191,21 @@ async fn run_on<R: Runtime>(p: Pairing, t: LocalTransport) {
                 assert_eq!(got, m);
                 rep.send(got).await.unwrap();
                 assert_eq!(dealer.recv().await.unwrap(), out);
+            }
+        }
+        Pairing::ReqRouter => {
+            let (router, req) = pair::<R>(S::Router, S::Req, t, false).await;
+            for m in msgs() {
+                req.send(m.clone()).await.unwrap();
+                let mut got = router.recv().await.unwrap();
+                let id = got.pop_front().unwrap();
+                let delimiter = got.pop_front().unwrap();
+                assert!(delimiter.is_empty(), "the delimiter arrives as a part");
+                assert_eq!(got, m);
+                got.push_front(delimiter);
+                got.push_front(id);
+                router.send(got).await.unwrap();
+                assert_eq!(req.recv().await.unwrap(), m);
             }
         }
         Pairing::PubSub => {
@@ -337,7 +356,7 @@ macro_rules! local_suite {
     ($backend:ty) => {
         $crate::local_suite!(@pairings $backend;
             push_pull: PushPull, req_rep: ReqRep, dealer_router: DealerRouter,
-            dealer_rep: DealerRep, pub_sub: PubSub, xsub_xpub: XsubXpub, pair: Pair,
+            dealer_rep: DealerRep, req_router: ReqRouter, pub_sub: PubSub, xsub_xpub: XsubXpub, pair: Pair,
             client_server: ClientServer, scatter_gather: ScatterGather, channel: Channel,
             peer: Peer, radio_dish: RadioDish
         );
