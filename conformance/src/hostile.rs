@@ -459,6 +459,8 @@ enum Kind {
     Pub,
     XPub,
     Router,
+    /// A REP: its peer's leading empty frame becomes the message's delimiter flag.
+    Rep,
     /// A PULL that is a CURVE server.
     CurvePull,
     /// A RADIO (draft): its well-behaved peer is an omq DISH.
@@ -496,6 +498,7 @@ impl<R: Runtime> Victim<R> {
             Kind::Pub => (SocketType::Pub, options, None, [0; 32]),
             Kind::XPub => (SocketType::XPub, options, None, [0; 32]),
             Kind::Router => (SocketType::Router, options, None, [0; 32]),
+            Kind::Rep => (SocketType::Rep, options, None, [0; 32]),
             Kind::Radio => (SocketType::Radio, options, None, [0; 32]),
             Kind::Stream => (SocketType::Stream, options, None, [0; 32]),
             Kind::CurvePull => {
@@ -627,6 +630,14 @@ impl<R: Runtime> Victim<R> {
                         .unwrap();
                     assert_eq!(dealer.recv().await.unwrap(), Message::from("reply"));
                 }
+                Kind::Rep => {
+                    let req = Socket::<R>::new(SocketType::Req, self.client_options()).unwrap();
+                    req.connect(&self.ep).await.unwrap();
+                    req.send(Message::from(REAL)).await.unwrap();
+                    assert_eq!(self.socket.recv().await.unwrap(), Message::from(REAL));
+                    self.socket.send(Message::from("reply")).await.unwrap();
+                    assert_eq!(req.recv().await.unwrap(), Message::from("reply"));
+                }
             }
         })
         .await;
@@ -650,6 +661,7 @@ impl<R: Runtime> Victim<R> {
                     Kind::Pull | Kind::CurvePull => "PUSH",
                     Kind::Pub | Kind::XPub => "SUB",
                     Kind::Router => "DEALER",
+                    Kind::Rep => "REQ",
                     Kind::Radio | Kind::Stream => panic!("no libzmq peer for a {kind:?} victim"),
                 };
                 p.socket(1, t).unwrap();
@@ -694,6 +706,13 @@ impl<R: Runtime> Victim<R> {
                         .send(Message::multipart([id, "reply".into()]))
                         .await
                         .unwrap();
+                    let got = peer.call(|p| p.recv(1, SERVE).unwrap()).await;
+                    assert_eq!(got, vec![b"reply".to_vec()]);
+                }
+                Kind::Rep => {
+                    peer.call(|p| p.send(1, &[REAL.as_bytes()]).unwrap()).await;
+                    assert_eq!(self.socket.recv().await.unwrap(), Message::from(REAL));
+                    self.socket.send(Message::from("reply")).await.unwrap();
                     let got = peer.call(|p| p.recv(1, SERVE).unwrap()).await;
                     assert_eq!(got, vec![b"reply".to_vec()]);
                 }
@@ -1320,14 +1339,21 @@ async fn curve_tampered<R: Runtime>(label: &str) {
     v.served_by_omq(label).await;
 }
 
-/// 2^20 empty MORE frames and never a last one.
+/// 2^20 empty MORE frames and never a last one, to a PULL and to a REP (whose session reads
+/// the first empty frame into the message's delimiter flag, and the rest as parts).
 async fn empty_more_frames<R: Runtime>(label: &str) {
+    for (kind, peer_type) in [(Kind::Pull, "PUSH"), (Kind::Rep, "REQ")] {
+        empty_more_frames_to::<R>(&format!("{label} {kind:?}"), kind, peer_type).await;
+    }
+}
+
+async fn empty_more_frames_to<R: Runtime>(label: &str, kind: Kind, peer_type: &'static str) {
     const BOUND: usize = 16 * MB;
-    let v = Victim::<R>::bind(Kind::Pull, Options::default()).await;
+    let v = Victim::<R>::bind(kind, Options::default()).await;
     let base = Baseline::take();
     let addr = v.addr;
     let peer = attack("empty-more-frames", move || {
-        let mut p = RawPeer::connect_ready(addr, "PUSH").ctx("handshake")?;
+        let mut p = RawPeer::connect_ready(addr, peer_type).ctx("handshake")?;
         let chunk = [MORE, 0].repeat(32 * 1024);
         for _ in 0..(1 << 20) / (32 * 1024) {
             if base.heap_now() > 2 * BOUND {

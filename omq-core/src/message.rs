@@ -363,10 +363,11 @@ pub struct Message {
     /// to a REQ or REP peer (to a ROUTER or DEALER, which may be in process, the delimiter
     /// stays a part: `Pipe::peer_flags_delimiter`), and by a REQ or REP session that decodes
     /// such a delimiter. The encoder writes it back; REQ and REP strip it, so an application
-    /// never sees the flag. Equality and `Debug` count it as the part it stands for. Fits in what was padding. A `u8` (0 or
-    /// 1), not a `bool`: a `bool`'s spare values would become the niche of every enum around
-    /// a message (`Option<Message>`, `Result`, the session's events), whose tests then read
-    /// this byte: 79 more instructions a PUSH/PULL message, measured.
+    /// never sees the flag. Equality and `Debug` count it as the part it stands for. Fits in
+    /// what was padding. A `u8` (0 or 1), not a `bool`: a `bool`'s spare values would become
+    /// the niche of every enum around a message (`Option<Message>`, `Result`, the session's
+    /// events), whose tests then read this byte: 79 more instructions a PUSH/PULL message,
+    /// measured.
     delimited: u8,
     /// RADIO/DISH: boxed, so the other types pay one pointer for it.
     group: Option<Box<Bytes>>,
