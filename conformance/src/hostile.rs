@@ -43,7 +43,8 @@ use futures_util::StreamExt;
 use omq_core::compress::Compression;
 use omq_core::mechanism::rand_core::RngCore;
 use omq_driver::{
-    generate_keypair, EventKind, Message, Options, OsRng, Runtime, Socket, SocketType,
+    generate_keypair, proxy_steerable, EventKind, Message, Options, OsRng, ProxyStatistics,
+    Runtime, Socket, SocketType,
 };
 
 use crate::async_peer::AsyncPeer;
@@ -158,6 +159,14 @@ pub enum Case {
     /// A DEALER whose READY carries a 300-byte `Identity`: a ROUTER must never deliver a
     /// routing id longer than 255 bytes (spec 23).
     RouterLongIdentity,
+    /// A request-reply broker (ROUTER | `proxy_steerable` | DEALER) whose worker side gets a
+    /// raw DEALER sending replies no ROUTER can route: a frame with no envelope, an envelope
+    /// naming no client, an empty frame alone; once with the ROUTER's defaults, once with
+    /// ROUTER_MANDATORY. The proxy drops them and goes on (the defect: the ROUTER refused
+    /// the first as a malformed send, and the proxy ended with that error, so one frame from
+    /// any worker stopped the broker). Counted as received, not sent (STATISTICS); then a
+    /// REQ client and a REP worker are served through the same broker.
+    BrokerMalformedReplies,
     /// A READY whose property value announces 2^31 bytes (spec 23 allows at most 2^31-1), sent
     /// to a PULL with MAXMSGSIZE 1 MiB, followed by up to 128 MiB of the value. A READY is a
     /// frame like any other, so MAXMSGSIZE must refuse it at its header: the connection is cut
@@ -782,6 +791,12 @@ async fn run<R: Runtime>(case: Case, backend: &'static str) {
         Case::DescriptorsExhausted => descriptors_exhausted::<R>(label).await,
         Case::DialWithoutDescriptors => dial_without_descriptors::<R>(label).await,
         Case::RouterLongIdentity => router_long_identity::<R>(label).await,
+        Case::BrokerMalformedReplies => {
+            for mandatory in [false, true] {
+                broker_malformed_replies::<R>(&format!("{label} mandatory={mandatory}"), mandatory)
+                    .await;
+            }
+        }
         Case::ReadyHugePropertyValue => huge_property_value::<R>(label).await,
         Case::GarbageInsteadOfGreeting => {
             let mut g = b"GET / HTTP/1.1\r\nHost: omq\r\n\r\n".to_vec();
@@ -1754,6 +1769,117 @@ async fn router_long_identity<R: Runtime>(label: &str) {
     v.served_by_omq(label).await;
 }
 
+/// See [`Case::BrokerMalformedReplies`].
+async fn broker_malformed_replies<R: Runtime>(label: &str, mandatory: bool) {
+    let front = Socket::<R>::new(
+        SocketType::Router,
+        Options::default().router_mandatory(mandatory),
+    )
+    .unwrap();
+    let fep = front.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
+    let back = Socket::<R>::new(SocketType::Dealer, Options::default()).unwrap();
+    let bep = back.bind("tcp://127.0.0.1:0").await.unwrap().to_string();
+    let baddr: SocketAddr = bep.trim_start_matches("tcp://").parse().unwrap();
+    let cep = format!("inproc://hostile-broker-{}-{mandatory}", std::process::id());
+    let control = Socket::<R>::new(SocketType::Pair, Options::default()).unwrap();
+    control.bind(&cep).await.unwrap();
+    let steer = Socket::<R>::new(SocketType::Pair, Options::default()).unwrap();
+    steer.connect(&cep).await.unwrap();
+    let stats = || async {
+        steer.send(Message::from("STATISTICS")).await.unwrap();
+        let m = steer.recv().await.unwrap();
+        let n: Vec<u64> = m
+            .parts()
+            .iter()
+            .map(|p| u64::from_ne_bytes(p[..].try_into().unwrap()))
+            .collect();
+        ProxyStatistics {
+            frontend_recv_frames: n[0],
+            frontend_recv_bytes: n[1],
+            frontend_sent_frames: n[2],
+            frontend_sent_bytes: n[3],
+            backend_recv_frames: n[4],
+            backend_recv_bytes: n[5],
+            backend_sent_frames: n[6],
+            backend_sent_bytes: n[7],
+        }
+    };
+    let body = async {
+        let peer = attack("malformed-replies", move || {
+            let mut p = RawPeer::connect_ready(baddr, "DEALER").ctx("handshake")?;
+            p.send(&raw::frame(0, b"no envelope")).ctx("one frame")?;
+            let unknown = [raw::frame(MORE, b"nobody"), raw::frame(0, b"reply")].concat();
+            p.send(&unknown).ctx("unknown id")?;
+            p.send(&raw::frame(0, b"")).ctx("an empty frame")?;
+            Ok(p)
+        })
+        .join::<R>(|| {})
+        .await;
+        // The proxy has taken all three off its DEALER (four frames, 22 bytes). None went out:
+        // the ROUTER refused the frame with no envelope and the lone empty frame, and the
+        // envelope naming nobody too with ROUTER_MANDATORY; without, it took that one and
+        // dropped it itself, as libzmq's does, so the proxy counts its two frames as sent.
+        let took = within::<R, _>(
+            SERVE,
+            &format!("{label}: the proxy took the replies"),
+            async {
+                loop {
+                    let s = stats().await;
+                    if s.backend_recv_frames == 4 {
+                        break s;
+                    }
+                    sleep::<R>(Duration::from_millis(10)).await;
+                }
+            },
+        )
+        .await;
+        assert_eq!(
+            (took.backend_recv_bytes, took.frontend_sent_frames),
+            (22, if mandatory { 0 } else { 2 }),
+            "{label}: what the broker counted"
+        );
+        drop(peer);
+        // A well-behaved client and worker: the lazy pirate's resend covers a request the
+        // DEALER gave the attacker's pipe before it saw that peer leave.
+        let rep = Socket::<R>::new(SocketType::Rep, Options::default()).unwrap();
+        rep.connect(&bep).await.unwrap();
+        let req = Socket::<R>::new(
+            SocketType::Req,
+            Options::default().req_relaxed(true).req_correlate(true),
+        )
+        .unwrap();
+        req.connect(&fep).await.unwrap();
+        let serve = async {
+            loop {
+                let m = rep.recv().await.unwrap();
+                rep.send(m).await.unwrap();
+            }
+        };
+        let unserved = format!("{label}: a client was not served");
+        let ask = within::<R, _>(SERVE, &unserved, async {
+            loop {
+                req.send(Message::from("ping")).await.unwrap();
+                let quick = Duration::from_millis(300);
+                if let Some(m) = within_opt::<R, _>(quick, req.recv()).await {
+                    assert_eq!(m.unwrap(), Message::from("ping"));
+                    break;
+                }
+            }
+        });
+        match select(Box::pin(serve), Box::pin(ask)).await {
+            Either::Left(((), _)) => unreachable!("the worker loops"),
+            Either::Right(((), _)) => {}
+        }
+        steer.send(Message::from("TERMINATE")).await.unwrap();
+    };
+    let proxy = proxy_steerable(&front, &back, None, &control);
+    let stats = match select(Box::pin(proxy), Box::pin(body)).await {
+        Either::Left((ended, _)) => panic!("{label}: the broker stopped: {ended:?}"),
+        Either::Right(((), proxy)) => proxy.await.unwrap(),
+    };
+    println!("{label}: the broker dropped what no ROUTER can route and went on: {stats:?}");
+}
+
 /// A READY whose one application property announces a 2^31-byte value, to a victim whose
 /// MAXMSGSIZE is 1 MiB.
 async fn huge_property_value<R: Runtime>(label: &str) {
@@ -2564,6 +2690,7 @@ macro_rules! hostile_suite {
                 accepts_failing_for_want_of_descriptors: DescriptorsExhausted,
                 connects_failing_for_want_of_descriptors: DialWithoutDescriptors,
                 router_identity_longer_than_255_bytes: RouterLongIdentity,
+                broker_proxy_drops_replies_no_router_can_route: BrokerMalformedReplies,
                 ready_property_value_of_2_31_bytes: ReadyHugePropertyValue,
                 garbage_instead_of_greeting: GarbageInsteadOfGreeting,
                 garbage_after_greeting: GarbageAfterGreeting,

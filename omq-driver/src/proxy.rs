@@ -7,6 +7,13 @@
 //! has no room, as libzmq's proxy blocks, so a slow consumer slows the producer instead of
 //! growing memory. After each wake-up it forwards whatever is queued on both sides, in batches.
 //!
+//! A message the other side refuses as a message (one no ROUTER can route: no envelope, or,
+//! with ROUTER_MANDATORY, a peer that has gone; one a single-part type cannot take) is
+//! dropped and the proxy goes on: such messages come from peers, and one peer's message must
+//! not stop a broker that serves all of them. libzmq's ROUTER drops the first kind silently
+//! too; its `zmq_proxy` ends on the second (EHOSTUNREACH), which omq does not copy. Errors
+//! of a socket itself (closed, wrong type, wrong state) still end the proxy.
+//!
 //! The classic pairs: ROUTER/DEALER (a request-reply broker), XSUB/XPUB (a forwarder; the
 //! subscriptions travel back through the same loop), PULL/PUSH (a streamer).
 
@@ -65,6 +72,12 @@ impl ProxyStatistics {
     }
 }
 
+/// Whether a send error refuses only the message (which a peer sent, so the proxy drops it
+/// and goes on), not the socket.
+fn refuses_the_message(e: &Error) -> bool {
+    matches!(e, Error::InvalidMessage(_) | Error::HostUnreachable)
+}
+
 /// Whether a socket of this type can receive (the proxy only reads from those).
 fn reads(t: SocketType) -> bool {
     !matches!(
@@ -88,9 +101,11 @@ struct Proxy<'a, R: Runtime> {
     scratch: VecDeque<Message>,
 }
 
-impl<R: Runtime> Proxy<'_, R> {
-    /// Counts a batch going the given way and returns the socket it goes to.
-    fn count(&mut self, dir: Dir, batch: &VecDeque<Message>) -> &Socket<R> {
+impl<'a, R: Runtime> Proxy<'a, R> {
+    /// Counts a batch going the given way as received and as sent (a message the other side
+    /// refuses is taken off the sent count again: [`Proxy::uncount_sent`]), and returns the
+    /// socket it goes to.
+    fn count(&mut self, dir: Dir, batch: &VecDeque<Message>) -> &'a Socket<R> {
         let frames: u64 = batch.iter().map(|m| m.len() as u64).sum();
         let bytes: u64 = batch.iter().map(|m| m.byte_len() as u64).sum();
         let s = &mut self.stats;
@@ -112,8 +127,20 @@ impl<R: Runtime> Proxy<'_, R> {
         }
     }
 
+    /// A message of `frames` frames and `bytes` bytes going the given way was dropped.
+    fn uncount_sent(&mut self, dir: Dir, frames: usize, bytes: usize) {
+        let s = &mut self.stats;
+        let (f, b) = match dir {
+            Dir::FrontToBack => (&mut s.backend_sent_frames, &mut s.backend_sent_bytes),
+            Dir::BackToFront => (&mut s.frontend_sent_frames, &mut s.frontend_sent_bytes),
+        };
+        *f -= frames as u64;
+        *b -= bytes as u64;
+    }
+
     /// Forwards a batch the given way: each message to the capture first (as libzmq), then
     /// the batch to the other side under one lock; what finds no room waits (backpressure).
+    /// A message the other side refuses as a message is dropped (see the module's comment).
     async fn forward(&mut self, dir: Dir, batch: &mut VecDeque<Message>) -> Result<(), Error> {
         if batch.is_empty() {
             return Ok(());
@@ -125,11 +152,25 @@ impl<R: Runtime> Proxy<'_, R> {
         }
         let to = self.count(dir, batch);
         loop {
-            to.try_send_many(batch)?;
+            match to.try_send_many(batch) {
+                Ok(_) => {}
+                Err(e) if refuses_the_message(&e) => {
+                    // The refused message is back at the front of the batch.
+                    let m = batch.pop_front().expect("a refused message");
+                    self.uncount_sent(dir, m.len(), m.byte_len());
+                    continue;
+                }
+                Err(e) => return Err(e),
+            }
             let Some(m) = batch.pop_front() else {
                 return Ok(());
             };
-            to.send(m).await?;
+            let (frames, bytes) = (m.len(), m.byte_len());
+            match to.send(m).await {
+                Ok(()) => {}
+                Err(e) if refuses_the_message(&e) => self.uncount_sent(dir, frames, bytes),
+                Err(e) => return Err(e),
+            }
         }
     }
 
