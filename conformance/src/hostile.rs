@@ -164,8 +164,8 @@ pub enum Case {
     /// naming no client, an empty frame alone; once with the ROUTER's defaults, once with
     /// ROUTER_MANDATORY. The proxy drops them and goes on (the defect: the ROUTER refused
     /// the first as a malformed send, and the proxy ended with that error, so one frame from
-    /// any worker stopped the broker). Counted as received, not sent (STATISTICS); then a
-    /// REQ client and a REP worker are served through the same broker.
+    /// any worker stopped the broker). Counted as received, not sent (STATISTICS); then an
+    /// omq REQ client and a REP worker are served through the same broker, and a libzmq REQ.
     BrokerMalformedReplies,
     /// A READY whose property value announces 2^31 bytes (spec 23 allows at most 2^31-1), sent
     /// to a PULL with MAXMSGSIZE 1 MiB, followed by up to 128 MiB of the value. A READY is a
@@ -1865,6 +1865,22 @@ async fn broker_malformed_replies<R: Runtime>(label: &str, mandatory: bool) {
                     break;
                 }
             }
+            // And a libzmq client, through the same broker and worker.
+            let peer = AsyncPeer::spawn().unwrap_or_else(|e| panic!("{e}"));
+            let ep = fep.clone();
+            peer.call(move |p| {
+                p.socket(1, "REQ").unwrap();
+                p.setsockopt(1, "LINGER", 0).unwrap();
+                p.connect(1, &ep).unwrap();
+                p.send(1, &[b"libzmq-ping"]).unwrap();
+            })
+            .await;
+            let got = peer.call(|p| p.recv(1, SERVE).unwrap()).await;
+            assert_eq!(
+                got,
+                vec![b"libzmq-ping".to_vec()],
+                "{label}: libzmq's reply"
+            );
         });
         match select(Box::pin(serve), Box::pin(ask)).await {
             Either::Left(((), _)) => unreachable!("the worker loops"),
