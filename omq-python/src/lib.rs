@@ -18,8 +18,8 @@ use futures_util::{SinkExt, StreamExt};
 use omq_core::wire::metadata::Metadata;
 use omq_tokio::{
     AuthReply, AuthRequest, Authenticator, Credentials, CurveKeyPair, CurvePublicKey,
-    CurveSecretKey, Error, MechanismConfig, Message, Options, Part, ReconnectStop, RouterNotify,
-    SocketOption, SocketType,
+    CurveSecretKey, Error, MechanismConfig, Message, MessageError, Options, Part, ReconnectStop,
+    RouterNotify, SocketOption, SocketType,
 };
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -849,6 +849,13 @@ impl RawSocket {
                 return Ok(());
             }
             Err(e) if matches!(e.error, Error::WouldBlock) && !nonblock => e.message,
+            // libzmq's ROUTER and STREAM take a lone routing id (no body after it) and drop it
+            // without an error, ROUTER_MANDATORY or not; pyzmq code relies on that (a broker
+            // passing a malformed reply on must not raise). omq's Rust API says it is invalid.
+            Err(e) if matches!(e.error, Error::InvalidMessage(MessageError::NoRoutingId)) => {
+                self.sent();
+                return Ok(());
+            }
             Err(e) => {
                 if matches!(e.error, Error::WouldBlock) {
                     self.fd_again();

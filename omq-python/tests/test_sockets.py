@@ -236,6 +236,25 @@ def test_router_mandatory_unreachable(ctx):
     assert e.value.errno == zmq.EHOSTUNREACH
 
 
+@pytest.mark.parametrize("t,mandatory", [(zmq.ROUTER, 0), (zmq.ROUTER, 1), (zmq.STREAM, 0)])
+def test_router_drops_a_lone_routing_id_silently(ctx, t, mandatory):
+    # libzmq (and so pyzmq) takes a routing id with no body after it and drops it, no error;
+    # the ROUTER goes on working.
+    if t == zmq.STREAM:
+        s = ctx.socket(zmq.STREAM)
+        s.bind("tcp://127.0.0.1:*")
+        s.send(b"nobody")
+        return
+    s, d = pair(ctx, zmq.ROUTER, zmq.DEALER)
+    s.router_mandatory = mandatory
+    d.send(b"hello")
+    peer, body = s.recv_multipart()
+    s.send(peer)
+    s.send(b"")
+    s.send_multipart([peer, b"back"])
+    assert d.recv() == b"back"
+
+
 def test_bind_unbind_connect_disconnect(ctx):
     pull = ctx.socket(zmq.PULL)
     with pull.bind("tcp://127.0.0.1:*") as s:
