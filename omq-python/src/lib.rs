@@ -740,6 +740,30 @@ fn int_of(v: &Bound<'_, PyAny>) -> PyResult<i64> {
         .map_err(|_| PyTypeError::new_err("this option takes an int"))
 }
 
+/// An int option's value, refused with EINVAL outside `lo..=hi`: libzmq's range for it, so a
+/// value libzmq refuses (SNDHWM -1, LINGER -2, IMMEDIATE 2) is not taken as something else.
+fn int_in(v: &Bound<'_, PyAny>, lo: i64, hi: i64) -> PyResult<i64> {
+    let n = int_of(v)?;
+    if (lo..=hi).contains(&n) {
+        Ok(n)
+    } else {
+        Err(zerr(EINVAL, "Invalid argument"))
+    }
+}
+
+/// The largest value of a C `int` option.
+const INT_MAX: i64 = i32::MAX as i64;
+
+/// libzmq's on/off options that take any value from 0 (on when not 0).
+fn flag_of(v: &Bound<'_, PyAny>) -> PyResult<bool> {
+    Ok(int_in(v, 0, INT_MAX)? != 0)
+}
+
+/// libzmq's on/off options that take 0 or 1 only.
+fn strict_flag_of(v: &Bound<'_, PyAny>) -> PyResult<bool> {
+    Ok(int_in(v, 0, 1)? != 0)
+}
+
 fn bytes_of(v: &Bound<'_, PyAny>) -> PyResult<Bytes> {
     if v.is_instance_of::<pyo3::types::PyString>() {
         return Err(PyTypeError::new_err(
@@ -1371,22 +1395,24 @@ impl RawSocket {
             6 => return self.subscribe(value),
             7 => return self.unsubscribe(value),
             27 => {
-                self.rcvtimeo.store(int_of(value)?, Ordering::Relaxed);
+                self.rcvtimeo
+                    .store(int_in(value, -1, INT_MAX)?, Ordering::Relaxed);
                 return Ok(());
             }
             28 => {
-                self.sndtimeo.store(int_of(value)?, Ordering::Relaxed);
+                self.sndtimeo
+                    .store(int_in(value, -1, INT_MAX)?, Ordering::Relaxed);
                 return Ok(());
             }
             1 => {
-                let v = int_of(value)?.max(0) as usize;
+                let v = int_in(value, 0, INT_MAX)? as usize;
                 sock.set_option(O::SndHwm(v)).map_err(to_py)?;
                 O::RcvHwm(v)
             }
-            23 => O::SndHwm(int_of(value)?.max(0) as usize),
-            24 => O::RcvHwm(int_of(value)?.max(0) as usize),
+            23 => O::SndHwm(int_in(value, 0, INT_MAX)? as usize),
+            24 => O::RcvHwm(int_in(value, 0, INT_MAX)? as usize),
             17 => {
-                let v = int_of(value)?;
+                let v = int_in(value, -1, INT_MAX)?;
                 self.linger.store(v, Ordering::Relaxed);
                 O::Linger(ms_to_timeout(v))
             }
@@ -1396,27 +1422,27 @@ impl RawSocket {
                 O::RoutingId(id)
             }
             61 => O::ConnectRoutingId(bytes_of(value)?),
-            33 => O::RouterMandatory(int_of(value)? != 0),
-            56 => O::RouterHandover(int_of(value)? != 0),
-            51 => O::ProbeRouter(int_of(value)? != 0),
+            33 => O::RouterMandatory(flag_of(value)?),
+            56 => O::RouterHandover(flag_of(value)?),
+            51 => O::ProbeRouter(flag_of(value)?),
             97 => O::RouterNotify(
                 RouterNotify::from_bits(int_of(value)? as i32)
                     .ok_or_else(|| zerr(EINVAL, "bad ROUTER_NOTIFY"))?,
             ),
-            73 => O::StreamNotify(int_of(value)? != 0),
-            52 => O::ReqCorrelate(int_of(value)? != 0),
-            53 => O::ReqRelaxed(int_of(value)? != 0),
-            54 => O::Conflate(int_of(value)? != 0),
+            73 => O::StreamNotify(strict_flag_of(value)?),
+            52 => O::ReqCorrelate(flag_of(value)?),
+            53 => O::ReqRelaxed(flag_of(value)?),
+            54 => O::Conflate(strict_flag_of(value)?),
             22 => {
                 let v = int_of(value)?;
                 O::MaxMsgSize((v >= 0).then_some(v as u64))
             }
-            39 => O::Immediate(int_of(value)? != 0),
+            39 => O::Immediate(strict_flag_of(value)?),
             18 => {
-                let v = int_of(value)?;
+                let v = int_in(value, -1, INT_MAX)?;
                 O::ReconnectIvl((v >= 0).then(|| ms(v)))
             }
-            21 => O::ReconnectIvlMax(ms(int_of(value)?)),
+            21 => O::ReconnectIvlMax(ms(int_in(value, 0, INT_MAX)?)),
             109 => {
                 let v = int_of(value)?;
                 O::ReconnectStop(ReconnectStop {
@@ -1425,51 +1451,54 @@ impl RawSocket {
                     after_disconnect: v & 4 != 0,
                 })
             }
-            66 => O::HandshakeIvl(ms_opt(int_of(value)?)),
-            75 => O::HeartbeatIvl(ms_opt(int_of(value)?)),
-            76 => O::HeartbeatTtl(ms(int_of(value)?)),
-            77 => O::HeartbeatTimeout(ms_opt(int_of(value)?)),
-            40 => O::XpubVerbose(int_of(value)? != 0),
-            78 => O::XpubVerboser(int_of(value)? != 0),
-            71 => O::XpubManual(int_of(value)? != 0),
+            66 => O::HandshakeIvl(ms_opt(int_in(value, 0, INT_MAX)?)),
+            75 => O::HeartbeatIvl(ms_opt(int_in(value, 0, INT_MAX)?)),
+            // libzmq keeps it in tenths of a second (rounded towards zero, so -99..=-1 is
+            // 0), at most 0xffff of them.
+            76 => O::HeartbeatTtl(ms(int_in(value, -99, 6_553_599)?.max(0) / 100 * 100)),
+            77 => O::HeartbeatTimeout(ms_opt(int_in(value, 0, INT_MAX)?)),
+            40 => O::XpubVerbose(flag_of(value)?),
+            78 => O::XpubVerboser(flag_of(value)?),
+            71 => O::XpubManual(flag_of(value)?),
             72 => O::XpubWelcomeMsg(opt_bytes(value)?),
-            69 => O::XpubNodrop(int_of(value)? != 0),
-            115 => O::XsubVerboseUnsubscribe(int_of(value)? != 0),
+            69 => O::XpubNodrop(flag_of(value)?),
+            115 => O::XsubVerboseUnsubscribe(flag_of(value)?),
             74 => O::InvertMatching(int_of(value)? != 0),
             55 => O::ZapDomain(bytes_of(value)?),
             34 => {
-                let v = int_of(value)?;
+                let v = int_in(value, -1, 1)?;
                 O::TcpKeepalive((v >= 0).then_some(v != 0))
             }
             36 => {
-                let v = int_of(value)?;
+                let v = int_in(value, -1, INT_MAX)?;
                 O::TcpKeepaliveIdle((v > 0).then(|| Duration::from_secs(v as u64)))
             }
             35 => {
-                let v = int_of(value)?;
+                let v = int_in(value, -1, INT_MAX)?;
                 O::TcpKeepaliveCnt((v > 0).then_some(v as u32))
             }
             37 => {
-                let v = int_of(value)?;
+                let v = int_in(value, -1, INT_MAX)?;
                 O::TcpKeepaliveIntvl((v > 0).then(|| Duration::from_secs(v as u64)))
             }
-            19 => O::Backlog(int_of(value)?.clamp(0, i32::MAX as i64) as i32),
+            // libzmq takes 0 (the kernel's least); omq's listener wants at least 1.
+            19 => O::Backlog(int_in(value, 0, INT_MAX)?.max(1) as i32),
             11 => {
-                let v = int_of(value)?;
+                let v = int_in(value, -1, INT_MAX)?;
                 O::SndBuf((v > 0).then_some(v as usize))
             }
             12 => {
-                let v = int_of(value)?;
+                let v = int_in(value, -1, INT_MAX)?;
                 O::RcvBuf((v > 0).then_some(v as usize))
             }
             57 => {
-                let v = int_of(value)?;
+                let v = int_in(value, 0, INT_MAX)?;
                 O::Tos((v > 0).then_some(v.clamp(0, 255) as u8))
             }
-            42 => O::Ipv6(int_of(value)? != 0),
-            31 => O::Ipv6(int_of(value)? == 0),
-            79 => O::ConnectTimeout(ms_opt(int_of(value)?)),
-            80 => O::TcpMaxRt(ms_opt(int_of(value)?)),
+            42 => O::Ipv6(strict_flag_of(value)?),
+            31 => O::Ipv6(!strict_flag_of(value)?),
+            79 => O::ConnectTimeout(ms_opt(int_in(value, 0, INT_MAX)?)),
+            80 => O::TcpMaxRt(ms_opt(int_in(value, 0, INT_MAX)?)),
             92 => {
                 let b = bytes_of(value)?;
                 O::BindToDevice((!b.is_empty()).then(|| String::from_utf8_lossy(&b).into_owned()))
@@ -1488,18 +1517,28 @@ impl RawSocket {
             44..=50 => {
                 let mut sec = lock(&self.security);
                 match opt {
-                    44 => sec.plain_server = int_of(value)? != 0,
+                    44 => sec.plain_server = strict_flag_of(value)?,
                     45 => sec.plain_user = Some(bytes_of(value)?.to_vec()),
                     46 => sec.plain_pass = Some(bytes_of(value)?.to_vec()),
-                    47 => sec.curve_server = int_of(value)? != 0,
+                    47 => sec.curve_server = strict_flag_of(value)?,
                     48 => sec.curve_public = Some(key_of(value)?),
                     49 => sec.curve_secret = Some(key_of(value)?),
                     _ => sec.curve_serverkey = Some(key_of(value)?),
                 }
                 return self.apply_security(sock, &sec);
             }
-            // Accepted and without effect in omq (multicast, batching, fast paths).
-            4 | 8 | 9 | 25 | 84 | 93 | 94 | 96 | 101 | 102 | 112 | 113 => {
+            // Accepted and without effect in omq (multicast, batching, fast paths), in
+            // libzmq's ranges: RATE, MULTICAST_HOPS, MULTICAST_MAXTPDU and the batch sizes
+            // from 1, RECOVERY_IVL and PRIORITY from 0.
+            8 | 25 | 84 | 101 | 102 => {
+                int_in(value, 1, INT_MAX)?;
+                return Ok(());
+            }
+            9 | 112 => {
+                int_in(value, 0, INT_MAX)?;
+                return Ok(());
+            }
+            4 | 93 | 94 | 96 | 113 => {
                 int_of(value)?;
                 return Ok(());
             }

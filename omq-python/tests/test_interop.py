@@ -151,3 +151,53 @@ def test_monitor_events_match_pyzmq(ctxs):
     ev = parse_monitor_message(mon.recv_multipart())
     assert ev["event"] == pyzmq.EVENT_LISTENING
     assert ev["endpoint"] == b"tcp://127.0.0.1:%d" % port
+
+
+# Option, socket type: the integer options whose ranges libzmq checks.
+CHECKED_OPTIONS = [
+    ("SNDHWM", "DEALER"), ("RCVHWM", "DEALER"), ("LINGER", "DEALER"),
+    ("RECONNECT_IVL", "DEALER"), ("RECONNECT_IVL_MAX", "DEALER"), ("BACKLOG", "DEALER"),
+    ("MAXMSGSIZE", "DEALER"), ("SNDBUF", "DEALER"), ("RCVBUF", "DEALER"),
+    ("SNDTIMEO", "DEALER"), ("RCVTIMEO", "DEALER"), ("TCP_KEEPALIVE", "DEALER"),
+    ("TCP_KEEPALIVE_CNT", "DEALER"), ("TCP_KEEPALIVE_IDLE", "DEALER"),
+    ("TCP_KEEPALIVE_INTVL", "DEALER"), ("HANDSHAKE_IVL", "DEALER"), ("HEARTBEAT_IVL", "DEALER"),
+    ("HEARTBEAT_TTL", "DEALER"), ("HEARTBEAT_TIMEOUT", "DEALER"), ("TOS", "DEALER"),
+    ("IMMEDIATE", "DEALER"), ("IPV6", "DEALER"), ("CONNECT_TIMEOUT", "DEALER"),
+    ("TCP_MAXRT", "DEALER"), ("CONFLATE", "PULL"), ("ROUTER_MANDATORY", "ROUTER"),
+    ("ROUTER_HANDOVER", "ROUTER"), ("PROBE_ROUTER", "ROUTER"), ("REQ_CORRELATE", "REQ"),
+    ("REQ_RELAXED", "REQ"), ("XPUB_VERBOSE", "XPUB"), ("XPUB_VERBOSER", "XPUB"),
+    ("XPUB_NODROP", "XPUB"), ("XPUB_MANUAL", "XPUB"), ("INVERT_MATCHING", "SUB"),
+    ("STREAM_NOTIFY", "STREAM"), ("PLAIN_SERVER", "DEALER"), ("CURVE_SERVER", "DEALER"),
+    ("MULTICAST_HOPS", "DEALER"), ("RATE", "DEALER"), ("RECOVERY_IVL", "DEALER"),
+    ("MULTICAST_MAXTPDU", "DEALER"), ("ZAP_ENFORCE_DOMAIN", "DEALER"),
+    ("LOOPBACK_FASTPATH", "DEALER"),
+]
+
+
+def _set_and_read(ctx, mod, kind, name, value):
+    s = ctx.socket(getattr(mod, kind))
+    try:
+        s.setsockopt(getattr(mod, name), value)
+    except mod.ZMQError as e:
+        s.close(linger=0)
+        return "refused %d" % e.errno
+    try:
+        return "took, reads %r" % (int(s.getsockopt(getattr(mod, name))),)
+    except mod.ZMQError:
+        return "took"  # a write-only option in libzmq
+    finally:
+        s.close(linger=0)
+
+
+@pytest.mark.parametrize("name,kind", CHECKED_OPTIONS)
+def test_option_ranges_match_libzmq(ctxs, name, kind):
+    # The same values to the same option of both: libzmq's refusals are omq's (a value outside
+    # its range must not be taken as something else: SNDHWM -1 as no limit, LINGER -2 as
+    # forever), and what a setting reads back is libzmq's.
+    for value in (-101, -100, -2, -1, 0, 1, 2, 99, 1000, 6553599, 6553600, 2**31 - 1):
+        want = _set_and_read(ctxs["pyzmq"], pyzmq, kind, name, value)
+        got = _set_and_read(ctxs["omq"], omq, kind, name, value)
+        if want == "took":
+            assert got.startswith("took"), (name, value, got)
+        else:
+            assert got == want, (name, value)

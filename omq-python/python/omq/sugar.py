@@ -79,6 +79,8 @@ _sock_defaults = {
 }
 _native_get = {C.RCVTIMEO, C.SNDTIMEO, C.LINGER, C.RCVMORE, C.SNDHWM, C.RCVHWM, C.TYPE, C.EVENTS, C.FD}
 _write_only = {C.SUBSCRIBE, C.UNSUBSCRIBE}
+# libzmq's on/off options that take any int and read back as 0 or 1.
+_relaxed_flags = {C.INVERT_MATCHING, C.ZAP_ENFORCE_DOMAIN, C.LOOPBACK_FASTPATH}
 
 
 def _cls_name(cls):
@@ -372,6 +374,10 @@ class Socket(_omq.RawSocket):
         if option in _write_only and self.socket_type not in (C.SUB, C.XSUB, C.XPUB, C.DISH):
             raise ZMQError(EINVAL)
         self._set(option, optval)
+        if option in _relaxed_flags:
+            optval = 1 if optval else 0
+        elif option == C.HEARTBEAT_TTL:
+            optval = max(optval, 0) // 100 * 100  # libzmq keeps tenths of a second
         if option not in _write_only:
             if option == C.HWM:
                 self._opts[C.SNDHWM] = optval
