@@ -41,6 +41,9 @@ const EPROTONOSUPPORT: i32 = 93;
 const ENOTSOCK: i32 = 88;
 const EHOSTUNREACH: i32 = 113;
 const EMSGSIZE: i32 = 90;
+const ENODEV: i32 = 19;
+/// libzmq's own errno (ZMQ_HAUSNUMERO + 52).
+const ENOCOMPATPROTO: i32 = 156_384_764;
 const HAUSNUMERO: i32 = 156384712;
 const EFSM: i32 = HAUSNUMERO + 51;
 const ETERM: i32 = HAUSNUMERO + 53;
@@ -159,6 +162,20 @@ fn errno_of(e: &Error) -> i32 {
 
 fn to_py(e: Error) -> PyErr {
     zerr(errno_of(&e), e.to_string())
+}
+
+/// libzmq's errno for a bind or connect that fails: ENOCOMPATPROTO for a transport the socket
+/// type cannot use (udp on anything but RADIO/DISH), ENODEV for a bind to a name that does not
+/// resolve (an OS error with no errno and no kind [`errno_of`] knows: the resolver's);
+/// otherwise as [`to_py`].
+fn endpoint_err(e: Error, binding: bool) -> PyErr {
+    match &e {
+        Error::NotSupported => zerr(ENOCOMPATPROTO, e.to_string()),
+        Error::Io(io) if binding && io.raw_os_error().is_none() && errno_of(&e) == EINVAL => {
+            zerr(ENODEV, e.to_string())
+        }
+        _ => to_py(e),
+    }
 }
 
 /// Runs `make()`'s future on the runtime with the GIL released, a slice at a time, checking
@@ -1173,7 +1190,7 @@ impl RawSocket {
                 }
                 Ok(e.to_string())
             }
-            Some(Err(e)) => Err(to_py(e)),
+            Some(Err(e)) => Err(endpoint_err(e, true)),
             None => Err(zerr(EAGAIN, "bind timed out")),
         }
     }
@@ -1182,7 +1199,8 @@ impl RawSocket {
         let sock = self.sock()?;
         let ep = endpoint.to_string();
         let _g = self.handle.enter();
-        without_gil(py, || self.handle.block_on(sock.connect(ep))).map_err(to_py)
+        without_gil(py, || self.handle.block_on(sock.connect(ep)))
+            .map_err(|e| endpoint_err(e, false))
     }
 
     fn unbind(&self, py: Python<'_>, endpoint: &str) -> PyResult<()> {

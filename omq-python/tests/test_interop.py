@@ -201,3 +201,30 @@ def test_option_ranges_match_libzmq(ctxs, name, kind):
             assert got.startswith("took"), (name, value, got)
         else:
             assert got == want, (name, value)
+
+
+@pytest.mark.parametrize(
+    "kind,op,endpoint",
+    [
+        ("PUSH", "bind", "tcp://no.such.host.invalid:5555"),  # ENODEV
+        ("PUSH", "bind", "tcp://nosuchif0:5555"),  # ENODEV
+        ("PUSH", "connect", "udp://127.0.0.1:5555"),  # ENOCOMPATPROTO
+        ("PULL", "bind", "udp://127.0.0.1:*"),  # ENOCOMPATPROTO
+        ("PUSH", "connect", "foo://x"),  # EPROTONOSUPPORT
+        ("PUSH", "connect", "tcp://"),  # EINVAL
+    ],
+)
+def test_endpoint_errors_match_libzmq(ctxs, kind, op, endpoint):
+    def errno_of(lib, mod):
+        s = ctxs[lib].socket(getattr(mod, kind))
+        try:
+            getattr(s, op)(endpoint)
+        except mod.ZMQError as e:
+            return e.errno
+        finally:
+            s.close(linger=0)
+        return None
+
+    want = errno_of("pyzmq", pyzmq)
+    assert want is not None
+    assert errno_of("omq", omq) == want
