@@ -79,6 +79,10 @@ pub enum Case {
     LateBind,
     /// `close()` with the default infinite LINGER waits for a late peer without polling.
     CloseWaitsForALatePeer,
+    /// SUB, XSUB and DISH linger zero unless set (libzmq's default): an XSUB holding a
+    /// subscription and a message for a publisher that never comes closes at once, where the
+    /// infinite LINGER of the other types would wait for ever; with LINGER set, it waits.
+    SubscribersDoNotLinger,
     /// PUB filters on its own side: a raw ZMTP subscriber (3.1 and 3.0 forms) never sees a
     /// topic it did not subscribe to on the wire.
     PublisherFilters,
@@ -828,6 +832,45 @@ async fn run_case<R: Runtime>(case: Case) {
             closed.unwrap();
             assert_eq!(got, Message::from("flushed by close"));
         }
+        Case::SubscribersDoNotLinger => {
+            let ep = format!("ipc:///tmp/omq-api-{}.sock", unique("nolinger"));
+            for t in [SocketType::Sub, SocketType::XSub] {
+                let s = new(t, d().reconnect_ivl(Some(Duration::from_millis(100))));
+                assert_eq!(s.options().get_linger(), Some(Duration::ZERO), "{t:?}");
+                s.connect(&ep).await.unwrap();
+                if t == SocketType::Sub {
+                    s.subscribe("topic").unwrap();
+                } else {
+                    s.send(Message::from(&b"\x01topic"[..])).await.unwrap();
+                    s.send(Message::from("a message upstream")).await.unwrap();
+                }
+                // At once: LINGER zero drops the XSUB's message and says so.
+                let r = within::<R, _>(s.close()).await;
+                assert!(
+                    matches!(r, Ok(()) | Err(Error::LingerExpired)),
+                    "{t:?}: {r:?}"
+                );
+            }
+            // Set, LINGER is kept: the XSUB's message waits for the publisher, then goes.
+            let x = new(
+                SocketType::XSub,
+                d().linger(None)
+                    .reconnect_ivl(Some(Duration::from_millis(100))),
+            );
+            x.connect(&ep).await.unwrap();
+            x.send(Message::from("kept by LINGER")).await.unwrap();
+            let closing = x.close();
+            let late_publisher = async {
+                R::sleep_until(R::now() + Duration::from_millis(300)).await;
+                let xpub = new(SocketType::XPub, d());
+                xpub.bind(&ep).await.unwrap();
+                within::<R, _>(xpub.recv()).await.unwrap()
+            };
+            let (closed, got) =
+                within::<R, _>(futures_util::future::join(closing, late_publisher)).await;
+            closed.unwrap();
+            assert_eq!(got, Message::from("kept by LINGER"));
+        }
     }
 }
 
@@ -891,6 +934,7 @@ macro_rules! api_suite {
                 stale_ipc_file_is_replaced_and_ours_removed_on_unbind_and_close: StaleIpc,
                 a_connecting_push_delivers_after_the_peer_binds_late: LateBind,
                 close_waits_for_a_late_peer_without_polling: CloseWaitsForALatePeer,
+                subscribers_close_at_once_unless_linger_is_set: SubscribersDoNotLinger,
                 a_pub_filters_on_the_wire: PublisherFilters,
                 a_closed_socket_never_connects_later: NoDialAfterClose,
                 an_address_can_be_bound_again_at_once: RebindAtOnce,

@@ -438,6 +438,8 @@ pub struct Options {
     pub(crate) sndhwm: usize,
     pub(crate) rcvhwm: usize,
     pub(crate) linger: Option<Duration>,
+    /// LINGER was set: a SUB, XSUB or DISH then keeps it instead of its default of zero.
+    pub(crate) linger_set: bool,
     pub(crate) routing_id: Bytes,
     pub(crate) connect_routing_id: Option<Bytes>,
     pub(crate) router_mandatory: bool,
@@ -492,6 +494,7 @@ impl Default for Options {
             sndhwm: 1000,
             rcvhwm: 1000,
             linger: None,
+            linger_set: false,
             routing_id: Bytes::new(),
             connect_routing_id: None,
             router_mandatory: false,
@@ -561,7 +564,9 @@ builder! {
     send_hwm(usize) => SndHwm;
     /// RCVHWM: incoming queue limit per peer, in messages (0: unlimited). Default 1000.
     recv_hwm(usize) => RcvHwm;
-    /// LINGER: how long close waits to send what is queued (None: forever, the default).
+    /// LINGER: how long close waits to send what is queued (None: forever, the default; zero
+    /// for SUB, XSUB and DISH unless set, as libzmq: their queues hold subscriptions, and an
+    /// XSUB's messages, for publishers that may never come).
     linger(Option<Duration>) => Linger;
     /// ROUTING_ID: our routing id (1–255 bytes, not starting with a zero byte).
     routing_id(Bytes) => RoutingId;
@@ -832,7 +837,10 @@ impl Options {
         match opt {
             O::SndHwm(v) => self.sndhwm = v,
             O::RcvHwm(v) => self.rcvhwm = v,
-            O::Linger(v) => self.linger = v,
+            O::Linger(v) => {
+                self.linger = v;
+                self.linger_set = true;
+            }
             O::RoutingId(v) => {
                 check_routing_id(&v).map_err(invalid)?;
                 self.routing_id = v;

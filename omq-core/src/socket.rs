@@ -242,6 +242,9 @@ impl Socket {
     pub fn new(t: SocketType, mut options: Options, seed: u64) -> Result<Socket, SocketError> {
         options.validate(t)?;
         options.resolve_security()?;
+        if !options.linger_set && t.lingers_zero_by_default() {
+            options.linger = Some(std::time::Duration::ZERO);
+        }
         let mut rng = SplitMix64::new(seed);
         let pattern = Pattern::new(t, &mut rng).ok_or(SocketError::UnsupportedType(t))?;
         Ok(Socket {

@@ -148,6 +148,13 @@ impl SocketType {
         matches!(self, SocketType::Pub | SocketType::XPub)
     }
 
+    /// Whether this type's LINGER is zero unless set (SUB, XSUB, DISH: libzmq's default, so
+    /// that closing one never waits for subscriptions, or an XSUB's messages, to reach a
+    /// publisher that may never come).
+    pub(crate) fn lingers_zero_by_default(self) -> bool {
+        matches!(self, SocketType::Sub | SocketType::XSub | SocketType::Dish)
+    }
+
     /// Whether this type keeps the empty delimiter in front of a request or reply as a flag of
     /// the message instead of a part (REQ, REP: see `Message`'s `delimited`).
     pub(crate) fn flags_delimiter(self) -> bool {

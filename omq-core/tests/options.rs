@@ -302,3 +302,19 @@ fn udp_is_for_a_dish_binding_and_a_radio_connecting() {
     assert!(wrong(socket(T::Pub).bind(ep)));
     assert!(wrong(socket(T::Sub).connect(ep, now)));
 }
+
+/// libzmq's LINGER is zero for SUB, XSUB and DISH unless set (their queues hold subscriptions,
+/// and an XSUB's messages, for publishers that may never come), infinite for every other type;
+/// a LINGER that was set is kept, infinite included.
+#[test]
+fn linger_is_zero_for_subscribers_unless_set() {
+    for t in SocketType::ALL {
+        let s = omq_core::Socket::new(t, Options::default(), 1).unwrap();
+        let want = matches!(t, T::Sub | T::XSub | T::Dish).then_some(Duration::ZERO);
+        assert_eq!(s.options().get_linger(), want, "{t:?}");
+        for set in [None, Some(Duration::from_secs(1))] {
+            let s = omq_core::Socket::new(t, Options::default().linger(set), 1).unwrap();
+            assert_eq!(s.options().get_linger(), set, "{t:?} with LINGER set");
+        }
+    }
+}

@@ -1140,6 +1140,11 @@ impl RawSocket {
             let _g = runtime.handle.enter();
             omq_tokio::Socket::new(t, Options::default().authenticator(zap)).map_err(to_py)?
         };
+        // The type's own default (zero for SUB, XSUB and DISH), in ms; -1 forever.
+        let linger = sock
+            .options()
+            .get_linger()
+            .map_or(-1, |d| d.as_millis() as i64);
         Ok(RawSocket {
             sock,
             closed: AtomicBool::new(false),
@@ -1152,7 +1157,7 @@ impl RawSocket {
             tx_held: AtomicBool::new(false),
             rcvtimeo: AtomicI64::new(-1),
             sndtimeo: AtomicI64::new(-1),
-            linger: AtomicI64::new(-1),
+            linger: AtomicI64::new(linger),
             security: Mutex::default(),
             monitor: Mutex::default(),
             pending: runtime.pending.clone(),

@@ -253,6 +253,31 @@ def xpub_manual_with_welcome(lab):
     return (a, b, welcome, s.recv(), s.recv())
 
 
+def linger_defaults(lab):
+    out = []
+    for kind in ("SUB", "XSUB", "PUB", "DEALER", "PUSH"):
+        s = lab.ctx.socket(getattr(lab.mod, kind))
+        out.append((kind, s.getsockopt(lab.mod.LINGER)))
+        s.close(linger=0)
+    return out
+
+
+def xsub_term_with_a_message_for_nobody(lab):
+    # An XSUB's LINGER is zero: a message queued for a publisher that never comes does not
+    # hold the context's term (with an infinite LINGER it would, for ever).
+    import threading
+
+    ctx = lab.mod.Context()
+    x = ctx.socket(lab.mod.XSUB)
+    x.connect(_nobody())
+    x.send(b"\x01topic")
+    x.send(b"a message upstream")
+    x.close()
+    done = threading.Event()
+    threading.Thread(target=lambda: (ctx.term(), done.set()), daemon=True).start()
+    return done.wait(10)
+
+
 SCENARIOS = [
     probe_router,
     probe_router_from_dealer,
@@ -273,6 +298,8 @@ SCENARIOS = [
     xpub_verbose,
     xpub_verboser,
     xpub_manual_with_welcome,
+    linger_defaults,
+    xsub_term_with_a_message_for_nobody,
 ]
 
 
