@@ -278,6 +278,19 @@ def xsub_term_with_a_message_for_nobody(lab):
     return done.wait(10)
 
 
+def frame_properties(lab):
+    srv = lab.sock("PULL")
+    port = srv.bind_to_random_port("tcp://127.0.0.1")
+    cli = lab.sock("PUSH")
+    cli.connect("tcp://127.0.0.1:%d" % port)
+    cli.send(b"x")
+    f = srv.recv(copy=False)
+    out = {}
+    for name in ("Socket-Type", "Peer-Address", "User-Id", "Routing-Id", "X-None"):
+        out[name] = lab.again(lambda: f.get(name))
+    return (out, f.get(lab.mod.MORE))
+
+
 SCENARIOS = [
     probe_router,
     probe_router_from_dealer,
@@ -300,6 +313,7 @@ SCENARIOS = [
     xpub_manual_with_welcome,
     linger_defaults,
     xsub_term_with_a_message_for_nobody,
+    frame_properties,
 ]
 
 

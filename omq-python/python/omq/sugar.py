@@ -176,7 +176,8 @@ class Frame:
             for k, v in props.items():
                 if k.lower() == low:
                     return v
-            return None
+            # libzmq's zmq_msg_gets has no value for it: pyzmq raises EINVAL.
+            raise ZMQError(EINVAL)
         if option == C.MORE:
             return int(self.more)
         raise ZMQError(EINVAL)
