@@ -291,6 +291,41 @@ def frame_properties(lab):
     return (out, f.get(lab.mod.MORE))
 
 
+def mechanism_follows_the_last_security_option(lab):
+    mod = lab.mod
+    pub, sec = mod.curve_keypair()
+    setters = {
+        "publickey": lambda s: setattr(s, "curve_publickey", pub),
+        "secretkey": lambda s: setattr(s, "curve_secretkey", sec),
+        "serverkey": lambda s: setattr(s, "curve_serverkey", pub),
+        "username": lambda s: setattr(s, "plain_username", b"u"),
+        "password": lambda s: setattr(s, "plain_password", b"p"),
+        "plain_server": lambda s: setattr(s, "plain_server", 1),
+        "curve_server": lambda s: setattr(s, "curve_server", 1),
+        "curve_server_off": lambda s: setattr(s, "curve_server", 0),
+        "plain_server_off": lambda s: setattr(s, "plain_server", 0),
+    }
+    out = []
+    for steps in (
+        ["publickey"],
+        ["secretkey"],
+        ["serverkey"],
+        ["username"],
+        ["password"],
+        ["plain_server"],
+        ["curve_server"],
+        ["publickey", "username"],
+        ["username", "publickey"],
+        ["curve_server", "curve_server_off"],
+        ["plain_server", "plain_server_off"],
+    ):
+        s = lab.sock("DEALER")
+        for step in steps:
+            setters[step](s)
+        out.append((steps, int(s.getsockopt(mod.MECHANISM))))
+    return out
+
+
 SCENARIOS = [
     probe_router,
     probe_router_from_dealer,
@@ -314,6 +349,7 @@ SCENARIOS = [
     linger_defaults,
     xsub_term_with_a_message_for_nobody,
     frame_properties,
+    mechanism_follows_the_last_security_option,
 ]
 
 

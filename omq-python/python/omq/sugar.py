@@ -375,6 +375,15 @@ class Socket(_omq.RawSocket):
         if option in _write_only and self.socket_type not in (C.SUB, C.XSUB, C.XPUB, C.DISH):
             raise ZMQError(EINVAL)
         self._set(option, optval)
+        # MECHANISM is libzmq's: the last security option set decides it.
+        if option in (C.CURVE_PUBLICKEY, C.CURVE_SECRETKEY, C.CURVE_SERVERKEY):
+            self._opts[C.MECHANISM] = C.CURVE
+        elif option in (C.PLAIN_USERNAME, C.PLAIN_PASSWORD):
+            self._opts[C.MECHANISM] = C.PLAIN
+        elif option == C.CURVE_SERVER:
+            self._opts[C.MECHANISM] = C.CURVE if optval else C.NULL
+        elif option == C.PLAIN_SERVER:
+            self._opts[C.MECHANISM] = C.PLAIN if optval else C.NULL
         if option in _relaxed_flags:
             optval = 1 if optval else 0
         elif option == C.HEARTBEAT_TTL:
@@ -402,12 +411,7 @@ class Socket(_omq.RawSocket):
         if option in _write_only:
             raise ZMQError(EINVAL)
         if option == C.MECHANISM:
-            o = self._opts
-            if o.get(C.CURVE_SERVER) or C.CURVE_SERVERKEY in o:
-                return C.CURVE
-            if o.get(C.PLAIN_SERVER) or C.PLAIN_USERNAME in o:
-                return C.PLAIN
-            return C.NULL
+            return self._opts.get(C.MECHANISM, C.NULL)
         if option in (C.CURVE_PUBLICKEY, C.CURVE_SECRETKEY, C.CURVE_SERVERKEY):
             v = self._opts.get(option)
             if v is None:
