@@ -42,10 +42,9 @@ const ENOTSOCK: i32 = 88;
 const EHOSTUNREACH: i32 = 113;
 const EMSGSIZE: i32 = 90;
 const ENODEV: i32 = 19;
-/// libzmq's own errno (ZMQ_HAUSNUMERO + 52).
-const ENOCOMPATPROTO: i32 = 156_384_764;
 const HAUSNUMERO: i32 = 156384712;
 const EFSM: i32 = HAUSNUMERO + 51;
+const ENOCOMPATPROTO: i32 = HAUSNUMERO + 52;
 const ETERM: i32 = HAUSNUMERO + 53;
 
 /// Python is exiting (set by `omq`'s atexit handler, on the thread that runs it).

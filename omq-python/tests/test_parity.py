@@ -201,38 +201,34 @@ def router_handover(lab):
     return (a, b, d2.recv())
 
 
-def xpub_verbose(lab):
-    x = lab.sock("XPUB", xpub_verbose=1)
+def _xpub_and_two_subscribers(lab, **xpub_opts):
+    """An XPUB and two SUBs of "t", and the two notifications it read."""
+    x = lab.sock("XPUB", **xpub_opts)
     port = x.bind_to_random_port("tcp://127.0.0.1")
-    s1 = lab.sock("SUB")
-    s1.connect("tcp://127.0.0.1:%d" % port)
-    s1.setsockopt(lab.mod.SUBSCRIBE, b"t")
-    a = x.recv()
-    s2 = lab.sock("SUB")
-    s2.connect("tcp://127.0.0.1:%d" % port)
-    s2.setsockopt(lab.mod.SUBSCRIBE, b"t")
-    b = x.recv()
+    subs, seen = [], []
+    for _ in range(2):
+        s = lab.sock("SUB")
+        s.connect("tcp://127.0.0.1:%d" % port)
+        s.setsockopt(lab.mod.SUBSCRIBE, b"t")
+        seen.append(x.recv())
+        subs.append(s)
+    return x, subs, seen
+
+
+def xpub_verbose(lab):
+    x, (s1, s2), seen = _xpub_and_two_subscribers(lab, xpub_verbose=1)
     s1.setsockopt(lab.mod.UNSUBSCRIBE, b"t")
     s2.setsockopt(lab.mod.UNSUBSCRIBE, b"t")
     # Verbose shows every subscribe but only the last unsubscribe.
-    return (a, b, x.recv())
+    return (seen, x.recv())
 
 
 def xpub_verboser(lab):
-    x = lab.sock("XPUB", xpub_verboser=1)
-    port = x.bind_to_random_port("tcp://127.0.0.1")
-    s1 = lab.sock("SUB")
-    s1.connect("tcp://127.0.0.1:%d" % port)
-    s1.setsockopt(lab.mod.SUBSCRIBE, b"t")
-    a = x.recv()
-    s2 = lab.sock("SUB")
-    s2.connect("tcp://127.0.0.1:%d" % port)
-    s2.setsockopt(lab.mod.SUBSCRIBE, b"t")
-    b = x.recv()
+    x, (s1, s2), seen = _xpub_and_two_subscribers(lab, xpub_verboser=1)
     s1.setsockopt(lab.mod.UNSUBSCRIBE, b"t")
     c = x.recv()
     s2.setsockopt(lab.mod.UNSUBSCRIBE, b"t")
-    return (a, b, c, x.recv())
+    return (seen, c, x.recv())
 
 
 def xpub_manual_with_welcome(lab):
