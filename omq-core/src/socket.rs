@@ -917,6 +917,12 @@ impl Socket {
         self.change_subscription(false, topic)
     }
 
+    /// libzmq's TOPICS_COUNT: the distinct topics a SUB or XSUB is subscribed to, or that a
+    /// PUB's or XPUB's peers are; `None` for the other types (libzmq: EINVAL).
+    pub fn topics_count(&self) -> Option<usize> {
+        self.pattern.topics_count()
+    }
+
     fn change_subscription(&mut self, on: bool, topic: &[u8]) -> Result<(), SocketError> {
         let name = if on {
             crate::options::OptionName::Subscribe

@@ -660,6 +660,12 @@ impl<R: Runtime> Socket<R> {
         self.shared().lock().core.options().clone()
     }
 
+    /// libzmq's TOPICS_COUNT: how many distinct topics a SUB or XSUB is subscribed to, or a
+    /// PUB's or XPUB's peers are subscribed to; `None` for a type without topics.
+    pub fn topics_count(&self) -> Option<usize> {
+        self.shared().lock().core.topics_count()
+    }
+
     /// A stream of monitor events (libzmq's zmq_socket_monitor), from now on.
     pub fn monitor(&self) -> Monitor<R> {
         let mut st = self.shared().lock();

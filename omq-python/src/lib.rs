@@ -1586,6 +1586,10 @@ impl RawSocket {
             23 => sock.options().get_send_hwm() as i64,
             24 => sock.options().get_recv_hwm() as i64,
             16 => i64::from(self.socket_type),
+            116 => sock.topics_count().map_or_else(
+                || Err(zerr(EINVAL, "TOPICS_COUNT is for PUB, XPUB, SUB and XSUB")),
+                |n| Ok(i64::try_from(n).unwrap_or(i64::MAX)),
+            )?,
             15 => {
                 self.fd_clear();
                 let mut ev: i32 = 0;

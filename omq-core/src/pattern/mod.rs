@@ -324,6 +324,12 @@ pub(crate) trait Rules {
     /// The application subscribed (`on`) to `topic` or unsubscribed (the socket has checked
     /// that the option applies).
     fn subscribe(&mut self, _ctx: &mut Ctx<'_>, _topic: &[u8], _on: bool) {}
+
+    /// How many distinct topics the socket holds (libzmq's TOPICS_COUNT): a subscriber's
+    /// own, a publisher's from its peers; `None` for a type without topics.
+    fn topics_count(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// One socket's pattern: a variant per socket type.
@@ -475,6 +481,10 @@ impl Pattern {
 
     pub(crate) fn subscribe(&mut self, ctx: &mut Ctx<'_>, topic: &[u8], on: bool) {
         dispatch!(self, p => p.subscribe(ctx, topic, on))
+    }
+
+    pub(crate) fn topics_count(&self) -> Option<usize> {
+        dispatch!(self, p => p.topics_count())
     }
 
     /// DISH: joins or leaves a group; `None` for any other type.

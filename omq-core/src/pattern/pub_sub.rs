@@ -126,6 +126,10 @@ impl Publisher {
 pub(crate) struct Pub(Publisher);
 
 impl Rules for Pub {
+    fn topics_count(&self) -> Option<usize> {
+        Some(self.0.trie.len())
+    }
+
     fn send(&mut self, ctx: &mut Ctx<'_>, msg: Message) -> Result<(), SendError> {
         self.0.distribute(ctx, msg)
     }
@@ -189,6 +193,10 @@ fn notification(flag: u8, topic: &[u8]) -> Message {
 }
 
 impl Rules for XPub {
+    fn topics_count(&self) -> Option<usize> {
+        Some(self.publisher.trie.len())
+    }
+
     fn send(&mut self, ctx: &mut Ctx<'_>, msg: Message) -> Result<(), SendError> {
         self.publisher.distribute(ctx, msg)
     }
@@ -309,6 +317,10 @@ pub(crate) struct Sub {
 }
 
 impl Rules for Sub {
+    fn topics_count(&self) -> Option<usize> {
+        Some(self.trie.len())
+    }
+
     fn send(&mut self, _ctx: &mut Ctx<'_>, msg: Message) -> Result<(), SendError> {
         Err(SendError::NotSupported(msg))
     }
@@ -388,6 +400,10 @@ impl Rules for Sub {
 pub(crate) struct XSub(Sub);
 
 impl Rules for XSub {
+    fn topics_count(&self) -> Option<usize> {
+        Some(self.0.trie.len())
+    }
+
     /// `\x01topic` subscribes and `\x00topic` unsubscribes (forwarded upstream, a cancel only
     /// when the last subscription to the topic goes, unless XSUB_VERBOSE_UNSUBSCRIBE), anything
     /// else goes upstream to every publisher with room.
@@ -559,6 +575,42 @@ mod tests {
         // XPUB also receives its peers' messages.
         h.arrive(&mut x, a, Message::from("data"));
         assert_eq!(x.recv(&mut h.ctx()), Ok(Message::from("data")));
+    }
+
+    #[test]
+    fn topics_count_counts_distinct_topics() {
+        let mut h = Harness::default();
+        let mut x = XPub::default();
+        let a = h.add(&mut x);
+        let b = h.add(&mut x);
+        assert_eq!(x.topics_count(), Some(0));
+        subscribe(&mut h, &mut x, a, "t", true);
+        subscribe(&mut h, &mut x, b, "t", true);
+        subscribe(&mut h, &mut x, b, "u", true);
+        assert_eq!(x.topics_count(), Some(2));
+        // `u` goes with the only peer that held it; `t` stays while `a` holds it.
+        x.detach(&mut h.ctx(), b, None);
+        assert_eq!(x.topics_count(), Some(1));
+        subscribe(&mut h, &mut x, a, "t", false);
+        assert_eq!(x.topics_count(), Some(0));
+
+        let mut s = Sub::default();
+        s.subscribe(&mut h.ctx(), b"t", true);
+        s.subscribe(&mut h.ctx(), b"t", true);
+        s.subscribe(&mut h.ctx(), b"", true);
+        assert_eq!(s.topics_count(), Some(2));
+        s.subscribe(&mut h.ctx(), b"t", false);
+        assert_eq!(
+            s.topics_count(),
+            Some(2),
+            "a duplicate needs two unsubscriptions"
+        );
+        s.subscribe(&mut h.ctx(), b"t", false);
+        assert_eq!(s.topics_count(), Some(1));
+        assert_eq!(
+            crate::pattern::dealer::Dealer::default().topics_count(),
+            None
+        );
     }
 
     #[test]

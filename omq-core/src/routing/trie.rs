@@ -143,6 +143,9 @@ fn descend_mut<'a, V: TopicValue>(
 #[derive(Default)]
 pub struct Trie<V> {
     root: Node<V>,
+    /// How many topics hold a value: libzmq's TOPICS_COUNT, kept as the values fill and
+    /// empty so that reading it walks nothing.
+    topics: usize,
 }
 
 impl<V: TopicValue> Trie<V> {
@@ -150,6 +153,7 @@ impl<V: TopicValue> Trie<V> {
     pub fn new() -> Self {
         Trie {
             root: Node::default(),
+            topics: 0,
         }
     }
 
@@ -269,6 +273,11 @@ impl<V: TopicValue> Trie<V> {
         out
     }
 
+    /// How many topics are subscribed (each counted once, however many subscriptions it has).
+    pub fn len(&self) -> usize {
+        self.topics
+    }
+
     /// True when no topic is subscribed.
     pub fn is_empty(&self) -> bool {
         self.root.value.is_empty() && self.root.children.is_empty()
@@ -298,20 +307,25 @@ impl Trie<u32> {
     pub fn add(&mut self, topic: &[u8]) -> bool {
         let c = self.entry(topic);
         *c += 1;
-        *c == 1
+        let first = *c == 1;
+        self.topics += usize::from(first);
+        first
     }
 
     /// Counts an unsubscription; true when it removed the topic's last subscription. An
     /// unsubscription from a topic never subscribed does nothing and returns false.
     pub fn remove(&mut self, topic: &[u8]) -> bool {
-        self.update(topic, |c| {
-            if *c == 0 {
-                return false;
-            }
-            *c -= 1;
-            *c == 0
-        })
-        .unwrap_or(false)
+        let last = self
+            .update(topic, |c| {
+                if *c == 0 {
+                    return false;
+                }
+                *c -= 1;
+                *c == 0
+            })
+            .unwrap_or(false);
+        self.topics -= usize::from(last);
+        last
     }
 
     /// Whether any subscribed topic is a prefix of `data`.
@@ -352,6 +366,7 @@ impl Trie<PipeSet> {
         if new {
             set.push(pipe);
         }
+        self.topics += usize::from(first);
         Change {
             pipe: new,
             topic: first,
@@ -360,14 +375,17 @@ impl Trie<PipeSet> {
 
     /// Unsubscribes `pipe` from `topic`.
     pub fn remove(&mut self, topic: &[u8], pipe: PipeId) -> Change {
-        self.update(topic, |set| {
-            let was = set.contains(&pipe);
-            Change {
-                pipe: was,
-                topic: unsubscribe(set, pipe),
-            }
-        })
-        .unwrap_or_default()
+        let change = self
+            .update(topic, |set| {
+                let was = set.contains(&pipe);
+                Change {
+                    pipe: was,
+                    topic: unsubscribe(set, pipe),
+                }
+            })
+            .unwrap_or_default();
+        self.topics -= usize::from(change.topic);
+        change
     }
 
     /// Unsubscribes `pipe` from everything; returns the topics left without subscribers, in
@@ -428,6 +446,7 @@ impl Trie<PipeSet> {
                 }
             }
         }
+        self.topics -= emptied.len();
         emptied
     }
 }
@@ -701,6 +720,7 @@ mod tests {
                 let want: Vec<(Vec<u8>, PipeSet)> = model.clone().into_iter().collect();
                 prop_assert_eq!(got, want);
                 prop_assert_eq!(t.is_empty(), model.is_empty());
+                prop_assert_eq!(t.len(), model.len());
                 check_shape(&t);
                 assert_bounded(&t, &model);
             }
@@ -765,6 +785,7 @@ mod tests {
                 let want: Vec<(Vec<u8>, u32)> = model.clone().into_iter().collect();
                 prop_assert_eq!(got, want);
                 prop_assert_eq!(t.is_empty(), model.is_empty());
+                prop_assert_eq!(t.len(), model.len());
                 check_shape(&t);
                 assert_bounded(&t, &model);
             }
