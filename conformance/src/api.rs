@@ -477,6 +477,19 @@ async fn run_case<R: Runtime>(case: Case) {
                 within::<R, _>(pull.recv()).await.unwrap(),
                 Message::from("by name")
             );
+            // An interface's name binds its address (libzmq's `tcp://eth0:5555`).
+            let by_nic = new(SocketType::Pull, d());
+            let bound = by_nic.bind("tcp://lo:0").await.unwrap().to_string();
+            assert!(bound.starts_with("tcp://127.0.0.1:"), "{bound}");
+            let push = new(SocketType::Push, d());
+            push.connect(&bound).await.unwrap();
+            within::<R, _>(push.send(Message::from("by interface")))
+                .await
+                .unwrap();
+            assert_eq!(
+                within::<R, _>(by_nic.recv()).await.unwrap(),
+                Message::from("by interface")
+            );
         }
         Case::ManySenders => {
             let pull = new(SocketType::Pull, d());
@@ -598,6 +611,26 @@ async fn run_case<R: Runtime>(case: Case) {
                 s.unbind("tcp://127.0.0.1:1").await,
                 Err(Error::NotInUse(_))
             ));
+            // Not an endpoint at all is told apart from one not bound or not connected.
+            assert!(matches!(
+                s.unbind("nonsense").await,
+                Err(Error::Endpoint(_))
+            ));
+            assert!(matches!(
+                s.disconnect("nonsense").await,
+                Err(Error::Endpoint(_))
+            ));
+            // `*` and port 0 are for binding: nothing can be dialled there.
+            for ep in ["tcp://127.0.0.1:*", "tcp://*:5555", "tcp://localhost:0"] {
+                assert!(
+                    matches!(s.connect(ep).await, Err(Error::Endpoint(_))),
+                    "{ep}"
+                );
+            }
+            // An ipc path longer than a Unix socket address holds, both ways.
+            let long = format!("ipc:///tmp/{}", "x".repeat(200));
+            assert!(matches!(s.bind(&long).await, Err(Error::Endpoint(_))));
+            assert!(matches!(s.connect(&long).await, Err(Error::Endpoint(_))));
         }
         Case::Monitor => {
             let server = new(SocketType::Pull, d());

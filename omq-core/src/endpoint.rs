@@ -21,6 +21,17 @@ pub enum EndpointError {
         "transport {0:?} is not supported (omq has tcp, ipc, inproc, udp, lz4+tcp and zstd+tcp)"
     )]
     UnsupportedTransport(String),
+    /// An ipc path (or abstract name) longer than a Unix socket address holds: 107 bytes on
+    /// Linux (libzmq's ENAMETOOLONG).
+    #[error("ipc path {path:?} is {len} bytes long; a Unix socket address holds at most {max}")]
+    IpcPathTooLong {
+        /// The path as given.
+        path: String,
+        /// Its length in bytes (an abstract name's without the `@`).
+        len: usize,
+        /// The most there is room for.
+        max: usize,
+    },
     /// The address part is malformed.
     #[error("invalid {transport} address {address:?}: {reason}")]
     InvalidAddress {
@@ -76,6 +87,32 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
+    /// Whether the endpoint names one peer to dial. Connecting needs an address and a port:
+    /// `*` for either is for binding (libzmq refuses it with EINVAL), and port 0, which
+    /// nothing listens on, would only be dialled and refused for ever.
+    pub fn check_dialable(&self) -> Result<(), EndpointError> {
+        let (transport, host, port) = match self {
+            Endpoint::Tcp { host, port, .. } => ("tcp", host, *port),
+            Endpoint::Udp { host, port } => ("udp", host, *port),
+            Endpoint::Ipc(_) | Endpoint::Inproc(_) => return Ok(()),
+        };
+        let reason = if *host == Host::Any {
+            "a connection needs an address to dial, not *"
+        } else if port == 0 {
+            "a connection needs a port to dial, not * or 0"
+        } else {
+            return Ok(());
+        };
+        let text = self.to_string();
+        Err(EndpointError::InvalidAddress {
+            transport,
+            address: text
+                .split_once("://")
+                .map_or(text.clone(), |(_, a)| a.into()),
+            reason,
+        })
+    }
+
     /// The transport name.
     pub fn transport(&self) -> &'static str {
         match self {
@@ -145,6 +182,14 @@ impl FromStr for Endpoint {
                 if address.is_empty() || address == "@" {
                     return Err(bad("ipc", "empty path"));
                 }
+                let len = address.strip_prefix('@').unwrap_or(address).len();
+                if len > IPC_PATH_MAX {
+                    return Err(EndpointError::IpcPathTooLong {
+                        path: address.into(),
+                        len,
+                        max: IPC_PATH_MAX,
+                    });
+                }
                 Ok(Endpoint::Ipc(address.into()))
             }
             "inproc" => {
@@ -157,6 +202,10 @@ impl FromStr for Endpoint {
         }
     }
 }
+
+/// The longest ipc path in bytes: `sun_path` holds 108 with the path's terminating NUL (an
+/// abstract name's leading NUL, written `@`, takes that byte instead).
+pub const IPC_PATH_MAX: usize = 107;
 
 /// `host:port` of tcp and udp: `*` or a name or an IPv4 literal or a bracketed IPv6 one, then
 /// a port number or `*` (0: any).
@@ -227,6 +276,60 @@ impl fmt::Display for Endpoint {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_ipc_path_fits_a_unix_socket_address() {
+        let longest = "x".repeat(IPC_PATH_MAX);
+        for ok in [format!("ipc://{longest}"), format!("ipc://@{longest}")] {
+            assert!(ok.parse::<Endpoint>().is_ok(), "{ok}");
+        }
+        for long in [format!("ipc://{longest}y"), format!("ipc://@{longest}y")] {
+            assert!(
+                matches!(
+                    long.parse::<Endpoint>(),
+                    Err(EndpointError::IpcPathTooLong {
+                        len: 108,
+                        max: 107,
+                        ..
+                    })
+                ),
+                "{long}"
+            );
+        }
+    }
+
+    #[test]
+    fn only_an_address_and_a_port_can_be_dialled() {
+        for text in [
+            "tcp://127.0.0.1:*",
+            "tcp://127.0.0.1:0",
+            "tcp://*:5555",
+            "tcp://*:*",
+            "tcp://localhost:*",
+            "lz4+tcp://[::1]:0",
+            "udp://*:5555",
+            "udp://127.0.0.1:*",
+        ] {
+            let ep: Endpoint = text.parse().unwrap();
+            assert!(
+                matches!(
+                    ep.check_dialable(),
+                    Err(EndpointError::InvalidAddress { .. })
+                ),
+                "{text}"
+            );
+        }
+        for text in [
+            "tcp://127.0.0.1:5555",
+            "tcp://localhost:1",
+            "udp://239.0.0.1:5555",
+            "ipc://@x",
+            "inproc://x",
+        ] {
+            let ep: Endpoint = text.parse().unwrap();
+            assert_eq!(ep.check_dialable(), Ok(()), "{text}");
+        }
+    }
 
     #[test]
     fn parses_the_usual_forms() {

@@ -469,6 +469,8 @@ impl Socket {
     /// Forgets a bound endpoint (by the address given to bind or the resolved one) and closes
     /// the connections accepted on it. The driver closes the listener.
     pub fn unbind(&mut self, endpoint: &str) -> Result<String, SocketError> {
+        // Not an endpoint at all is libzmq's EINVAL, told apart from one not bound (ENOENT).
+        endpoint.parse::<Endpoint>()?;
         let Some(i) = self
             .binds
             .iter()
@@ -499,6 +501,7 @@ impl Socket {
         let ep: Endpoint = endpoint.parse()?;
         self.check_compression(&ep)?;
         self.check_udp(&ep, SocketType::Radio, "connect to udp://")?;
+        ep.check_dialable()?;
         let routing_id = self.options.connect_routing_id.take();
         self.connects.push(Some(Connect {
             endpoint: ep.clone(),
@@ -532,6 +535,7 @@ impl Socket {
 
     /// Stops connecting to `endpoint` and drops its pipe with whatever is queued in it.
     pub fn disconnect(&mut self, endpoint: &str) -> Result<(), SocketError> {
+        endpoint.parse::<Endpoint>()?;
         let Some(i) = self
             .connects
             .iter()

@@ -12,7 +12,7 @@
 
 use std::future::Future;
 use std::io;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::os::fd::AsFd;
 use std::os::unix::net::{SocketAddr as UnixAddr, UnixListener, UnixStream};
 use std::path::PathBuf;
@@ -47,6 +47,38 @@ pub fn resolve(host: &Host, port: u16, ipv6: bool) -> io::Result<Vec<SocketAddr>
             Ok(addrs)
         }
     }
+}
+
+/// Resolves the host of an endpoint to bind: as [`resolve`], except that a name which is a
+/// network interface's (`tcp://eth0:5555`, libzmq's "interface name" form) means that
+/// interface's address: its first IPv4 address, or with IPV6 its first address of either
+/// family, as libzmq takes it. A name no interface has is looked up as a host name.
+pub fn resolve_bind(host: &Host, port: u16, ipv6: bool) -> io::Result<Vec<SocketAddr>> {
+    if let Host::Name(name) = host {
+        if let Some(ip) = interface_address(name, ipv6)? {
+            return Ok(vec![SocketAddr::new(ip, port)]);
+        }
+    }
+    resolve(host, port, ipv6)
+}
+
+/// The first address of the interface called `name` (IPv4, or with `ipv6` either family);
+/// None when no interface has that name and such an address.
+fn interface_address(name: &str, ipv6: bool) -> io::Result<Option<IpAddr>> {
+    let found = nix::ifaddrs::getifaddrs()
+        .map_err(io::Error::from)?
+        .filter(|i| i.interface_name == name)
+        .find_map(|i| {
+            let a = i.address?;
+            if let Some(v4) = a.as_sockaddr_in() {
+                Some(IpAddr::from(*std::net::SocketAddrV4::from(*v4).ip()))
+            } else if ipv6 {
+                a.as_sockaddr_in6().map(|v6| IpAddr::from(v6.ip()))
+            } else {
+                None
+            }
+        });
+    Ok(found)
 }
 
 /// Applies the connection options (TCP_KEEPALIVE*, SNDBUF, RCVBUF, TOS, TCP_MAXRT,
@@ -149,7 +181,7 @@ pub fn tcp_listener(
     port: u16,
     t: &TransportOptions,
 ) -> io::Result<(std::net::TcpListener, String)> {
-    let addr = resolve(host, port, t.ipv6)?[0];
+    let addr = resolve_bind(host, port, t.ipv6)?[0];
     let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
     s.set_reuse_address(true)?;
     s.set_nonblocking(true)?;
@@ -234,7 +266,7 @@ pub fn udp_bind(
     port: u16,
     t: &TransportOptions,
 ) -> io::Result<(std::net::UdpSocket, String)> {
-    let addr = resolve(host, port, t.ipv6)?[0];
+    let addr = resolve_bind(host, port, t.ipv6)?[0];
     let s = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
     s.set_reuse_address(true)?;
     s.set_nonblocking(true)?;

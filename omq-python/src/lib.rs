@@ -42,6 +42,7 @@ const ENOTSOCK: i32 = 88;
 const EHOSTUNREACH: i32 = 113;
 const EMSGSIZE: i32 = 90;
 const ENODEV: i32 = 19;
+const ENAMETOOLONG: i32 = 36;
 const HAUSNUMERO: i32 = 156384712;
 const EFSM: i32 = HAUSNUMERO + 51;
 const ENOCOMPATPROTO: i32 = HAUSNUMERO + 52;
@@ -143,6 +144,7 @@ fn errno_of(e: &Error) -> i32 {
         Error::Endpoint(omq_core::endpoint::EndpointError::UnsupportedTransport(_)) => {
             EPROTONOSUPPORT
         }
+        Error::Endpoint(omq_core::endpoint::EndpointError::IpcPathTooLong { .. }) => ENAMETOOLONG,
         Error::Endpoint(_) | Error::Option(_) | Error::UnsupportedType(_) => EINVAL,
         Error::NotInUse(_) => ENOENT,
         Error::Closed => ENOTSOCK,
@@ -1006,9 +1008,18 @@ impl RawSocket {
         match self.send_msg(py, msg.clone(), flags & 1 != 0) {
             Ok(()) => Ok(()),
             Err(e) => {
-                // The frames before this one stay pending, as libzmq's do.
+                // A message the socket refuses (EFSM, ENOTSUP, EHOSTUNREACH...) is refused
+                // whole: libzmq refuses its first frame, so nothing of it stays to be sent
+                // ahead of the next message. When it only could not go yet (EAGAIN, or an
+                // interrupt), the frames before this one stay pending, as libzmq's do once
+                // it took the first: sending the last frame again sends the message.
+                let refused = e
+                    .value(py)
+                    .getattr("errno")
+                    .and_then(|v| v.extract::<i32>())
+                    .is_ok_and(|errno| errno != EAGAIN);
                 let mut tx = lock(&self.tx);
-                if tx.is_empty() {
+                if tx.is_empty() && !refused {
                     tx.extend(msg.into_parts().take(n));
                     self.tx_held.store(true, Ordering::Release);
                 }
