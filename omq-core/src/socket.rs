@@ -458,7 +458,10 @@ impl Socket {
             requested: requested.into(),
             resolved: resolved.into(),
         });
-        self.event(EventKind::Listening, 0, resolved.into());
+        // An inproc bind has no listener: libzmq reports neither LISTENING nor CLOSED for it.
+        if !is_inproc(resolved) {
+            self.event(EventKind::Listening, 0, resolved.into());
+        }
     }
 
     /// The driver could not bind `requested` (`errno`: the OS error number, if any).
@@ -488,7 +491,9 @@ impl Socket {
         for id in accepted {
             self.drop_pipe(id, true);
         }
-        self.event(EventKind::Closed, 0, bound.resolved.clone());
+        if !is_inproc(&bound.resolved) {
+            self.event(EventKind::Closed, 0, bound.resolved.clone());
+        }
         Ok(bound.resolved)
     }
 
@@ -1289,7 +1294,9 @@ impl Socket {
         // Listeners stop at once (the driver closes them as close begins); libzmq reports
         // each as CLOSED before monitoring stops.
         for bound in std::mem::take(&mut self.binds) {
-            self.event(EventKind::Closed, 0, bound.resolved);
+            if !is_inproc(&bound.resolved) {
+                self.event(EventKind::Closed, 0, bound.resolved);
+            }
         }
         // Connections keep being retried: during LINGER, what is queued for a peer that is
         // not up yet still goes out once it is (as libzmq does). The driver stops everything
@@ -1319,6 +1326,11 @@ impl Socket {
     pub fn pipes(&self) -> &Pipes {
         &self.pipes
     }
+}
+
+/// Whether a bound endpoint is an inproc name (no listener, so no listener events).
+fn is_inproc(resolved: &str) -> bool {
+    resolved.starts_with("inproc://")
 }
 
 /// The monitor event and value for a connection that ended during its handshake; None when

@@ -553,3 +553,33 @@ fn close_actions_only_for_live_connections() {
     s.close();
     assert!(s.is_closed());
 }
+
+/// An inproc bind has no listener: libzmq's monitor reports neither LISTENING nor CLOSED for
+/// it, on unbind or on close; a tcp bind beside it reports both.
+#[test]
+fn an_inproc_bind_reports_no_listener_events() {
+    let mut s = omq_core::Socket::new(SocketType::Pull, Options::default(), 1).unwrap();
+    s.set_monitor(true);
+    for (requested, resolved) in [
+        ("inproc://a", "inproc://a"),
+        ("inproc://b", "inproc://b"),
+        ("tcp://127.0.0.1:*", "tcp://127.0.0.1:4000"),
+    ] {
+        s.bind(requested).unwrap();
+        s.handle_bound(requested, resolved);
+    }
+    s.unbind("inproc://a").unwrap();
+    s.close();
+    let mut seen = Vec::new();
+    while let Some(e) = s.poll_monitor() {
+        seen.push((e.kind, e.endpoint));
+    }
+    assert_eq!(
+        seen,
+        [
+            (EventKind::Listening, "tcp://127.0.0.1:4000".to_string()),
+            (EventKind::Closed, "tcp://127.0.0.1:4000".to_string()),
+            (EventKind::MonitorStopped, String::new()),
+        ]
+    );
+}

@@ -1636,9 +1636,8 @@ impl RawSocket {
     #[pyo3(signature = (linger = None))]
     fn close(&self, py: Python<'_>, linger: Option<i64>) -> PyResult<()> {
         let first = !self.closed.swap(true, Ordering::AcqRel);
-        if let Some(m) = lock(&self.monitor).take() {
-            let _ = m.send(());
-        }
+        // A monitor is not stopped here: closing reports CLOSED for each bound endpoint and
+        // then MONITOR_STOPPED, as libzmq's close does, and that ends it.
         self.zap_unbound();
         if let Some(f) = lock(&self.fd).take() {
             self.fd_on.store(false, Ordering::Release);
@@ -1694,12 +1693,26 @@ impl RawSocket {
             Message::multipart([Part::from(head), Part::from(endpoint)])
         };
         self.handle.spawn(async move {
+            let mut stopping = false;
             loop {
-                let e = tokio::select! {
-                    e = events.next() => e,
-                    _ = &mut stopped => None,
+                let e = if stopping {
+                    // Stopped: what the socket reported before that still goes out.
+                    events.next().now_or_never().flatten()
+                } else {
+                    tokio::select! {
+                        biased;
+                        e = events.next() => e,
+                        _ = &mut stopped => {
+                            stopping = true;
+                            continue;
+                        }
+                    }
                 };
-                let Some(e) = e else { break };
+                // The socket's own MONITOR_STOPPED (it closed, after CLOSED for each endpoint)
+                // ends the stream; it is sent once, below.
+                let Some(e) = e.filter(|e| e.kind != omq_core::EventKind::MonitorStopped) else {
+                    break;
+                };
                 let code = e.kind.code();
                 if i64::from(code) & mask == 0 {
                     continue;

@@ -391,6 +391,31 @@ def endpoint_errors(lab):
     return out
 
 
+def monitor_sees_close(lab):
+    # Closing a monitored socket reports CLOSED for each endpoint still bound, then
+    # MONITOR_STOPPED, even when the socket closes right after it bound (LINGER at its
+    # default, so the close flushes in the background).
+    mod = lab.mod
+    if mod is omq:
+        from omq.utils.monitor import recv_monitor_message
+    else:
+        from zmq.utils.monitor import recv_monitor_message
+    s = lab.ctx.socket(mod.PULL)
+    mon = s.get_monitor_socket()
+    mon.rcvtimeo = 2000
+    s.bind("tcp://127.0.0.1:*")
+    s.bind(_inproc("monitored"))
+    s.close()
+    out = []
+    while not out or out[-1] != "MONITOR_STOPPED":
+        try:
+            out.append(mod.Event(recv_monitor_message(mon)["event"]).name)
+        except mod.ZMQError as e:
+            out.append("errno %d" % e.errno)
+            break
+    return out
+
+
 SCENARIOS = [
     probe_router,
     probe_router_from_dealer,
@@ -419,6 +444,7 @@ SCENARIOS = [
     ipv4only_is_ipv6_the_other_way,
     a_refused_message_leaves_nothing_behind,
     endpoint_errors,
+    monitor_sees_close,
 ]
 
 
