@@ -74,6 +74,10 @@ def test_multipart_and_rcvmore(ctx):
     assert pull.recv_multipart() == [b"x", b"y", b"z", b"f"]
     push.send_multipart([b""])
     assert pull.recv_multipart() == [b""]
+    # Any iterable of frames, read once (a generator was used up by the frame check and
+    # the message went empty).
+    push.send_multipart(f for f in (b"g1", b"g2"))
+    assert pull.recv_multipart() == [b"g1", b"g2"]
 
 
 def test_frames_before_a_refused_last_frame_stay_pending(ctx):

@@ -525,6 +525,10 @@ class Socket(_omq.RawSocket):
         return len(data)
 
     def send_multipart(self, msg_parts, flags=0, copy=True, track=False, **kwargs):
+        if not isinstance(msg_parts, (list, tuple)):
+            # A generator or any other iterable: read once, here (the check below would
+            # otherwise use it up and leave nothing to send).
+            msg_parts = list(msg_parts)
         for i, p in enumerate(msg_parts):
             if isinstance(p, (bytes, Frame, memoryview, bytearray)):
                 continue
