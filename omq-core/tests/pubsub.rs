@@ -417,3 +417,33 @@ fn conflate_on_sub_keeps_the_latest() {
     net.run_for(MS10);
     assert_eq!(drain(&mut net, sub), [b"19".to_vec()]);
 }
+
+/// TOPICS_COUNT through the socket, for each type with topics: a subscriber counts its own
+/// distinct topics, a publisher those its peers hold; a type without topics has none.
+#[test]
+fn topics_count_for_each_type() {
+    let mut net = Net::new(40);
+    let publ = net.socket(SocketType::Pub, Options::default()).unwrap();
+    let ep = net.bind(publ, "tcp://*:0").unwrap();
+    let xpub = net.socket(SocketType::XPub, Options::default()).unwrap();
+    let xep = net.bind(xpub, "tcp://*:0").unwrap();
+    let sub = subscriber(
+        &mut net,
+        SocketType::Sub,
+        Options::default(),
+        &ep,
+        &[b"a", b"b", b"a"],
+    );
+    let xsub = net.socket(SocketType::XSub, Options::default()).unwrap();
+    net.connect(xsub, &xep).unwrap();
+    for m in ["\x01x", "\x01y", "\x01z", "\x00y"] {
+        net.send(xsub, Message::from(m)).unwrap();
+    }
+    net.run_for(MS10);
+    assert_eq!(net.get(sub).topics_count(), Some(2));
+    assert_eq!(net.get(publ).topics_count(), Some(2));
+    assert_eq!(net.get(xsub).topics_count(), Some(2));
+    assert_eq!(net.get(xpub).topics_count(), Some(2));
+    let push = net.socket(SocketType::Push, Options::default()).unwrap();
+    assert_eq!(net.get(push).topics_count(), None);
+}
